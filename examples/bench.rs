@@ -1,0 +1,137 @@
+//! Measures one erosion run and prints one line of JSON.
+//!
+//! ```text
+//! cargo run --release --example bench -- --model physical --size N --droplets K --seed S [--in FILE] [--out FILE]
+//! ```
+//!
+//! `--in` reads `N*N` little-endian `f32`, row-major (the format of
+//! `../shared/refbench`'s `--write-map`); without it the built-in
+//! [`fbm_terrain`] is used, which for the same `N` and seed is the reference's own
+//! map. Droplets come from `Xoshiro256StarStar::seed_from_u64(seed ^ 0xD50F1E7D)`,
+//! the reference's stream, so both start droplets at the same positions. `--out`
+//! writes the eroded map in the input's format. Only the simulation is timed.
+//! `hash` is FNV-1a over the output's bits, as the reference's `map_hash`.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use hydraulic_erosion::rand_core::SeedableRng;
+use hydraulic_erosion::{ErosionParams, Heightmap, MassBalance, Physical, fbm_terrain};
+use rand_xoshiro::Xoshiro256StarStar;
+
+struct Args {
+    model: String,
+    size: usize,
+    droplets: u32,
+    seed: u64,
+    input: Option<String>,
+    output: Option<String>,
+}
+
+const USAGE: &str = "usage: bench --model physical --size N --droplets K --seed S [--in FILE] [--out FILE]";
+
+fn parse_args() -> Result<Args, String> {
+    let mut args =
+        Args { model: "physical".into(), size: 256, droplets: 200_000, seed: 1, input: None, output: None };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--model" => args.model = value()?,
+            "--size" => args.size = value()?.parse().map_err(|e| format!("--size: {e}"))?,
+            "--droplets" => args.droplets = value()?.parse().map_err(|e| format!("--droplets: {e}"))?,
+            "--seed" => args.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
+            "--in" => args.input = Some(value()?),
+            "--out" => args.output = Some(value()?),
+            "--help" | "-h" => return Err(USAGE.into()),
+            other => return Err(format!("unknown option {other}\n{USAGE}")),
+        }
+    }
+    Ok(args)
+}
+
+fn read_map(path: &str, size: usize) -> Result<Heightmap, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+    let expected = size.checked_mul(size).and_then(|n| n.checked_mul(4));
+    if Some(bytes.len()) != expected {
+        return Err(format!("{path}: expected exactly {size}x{size} f32 values ({} bytes)", size * size * 4));
+    }
+    let cells = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    Heightmap::from_cells(size, size, cells).map_err(|e| format!("{path}: {e}"))
+}
+
+fn write_map(path: &str, map: &Heightmap) -> Result<(), String> {
+    let bytes: Vec<u8> = map.cells().iter().flat_map(|h| h.to_le_bytes()).collect();
+    std::fs::write(path, bytes).map_err(|e| format!("{path}: {e}"))
+}
+
+/// FNV-1a over the cells' bits, as refbench's `map_hash`.
+fn map_hash(map: &Heightmap) -> u64 {
+    map.cells()
+        .iter()
+        .fold(0xCBF2_9CE4_8422_2325, |x, h| (x ^ u64::from(h.to_bits())).wrapping_mul(0x0000_0100_0000_01B3))
+}
+
+fn run() -> Result<(), String> {
+    let args = parse_args()?;
+    let mut map = match &args.input {
+        Some(path) => read_map(path, args.size)?,
+        None => fbm_terrain(args.size, args.size, args.seed).map_err(|e| e.to_string())?,
+    };
+    let before = map.clone();
+    let mut rng = Xoshiro256StarStar::seed_from_u64(args.seed ^ 0xD50F_1E7D);
+    let params = ErosionParams { droplets: args.droplets, ..ErosionParams::default() };
+
+    let (report, seconds) = match args.model.as_str() {
+        "physical" => {
+            let physical = Physical::new(params).map_err(|e| e.to_string())?;
+            let start = Instant::now();
+            let report = physical.run(&mut map, &mut rng).map_err(|e| e.to_string())?;
+            (report, start.elapsed().as_secs_f64())
+        }
+        other => return Err(format!("unknown model {other:?} (available: physical)")),
+    };
+
+    let balance = MassBalance::new(&before, &map, report.outflow);
+    let ns_per_step = if report.steps > 0 { seconds * 1e9 / report.steps as f64 } else { 0.0 };
+    println!(
+        concat!(
+            "{{\"model\":\"{}\",\"width\":{},\"height\":{},\"droplets\":{},\"steps\":{},",
+            "\"steps_per_droplet\":{:.1},\"seconds\":{:.6},\"ns_per_step\":{:.3},",
+            "\"mass_before\":{:.9},\"mass_after\":{:.9},\"outflow\":{:.9},\"eroded\":{:.9},",
+            "\"deposited\":{:.9},\"balance_error\":{:e},\"relative_error\":{:e},\"conserved\":{},",
+            "\"hash\":\"{:016x}\"}}"
+        ),
+        args.model,
+        map.width(),
+        map.height(),
+        report.droplets,
+        report.steps,
+        report.steps_per_droplet(),
+        seconds,
+        ns_per_step,
+        balance.before,
+        balance.after,
+        balance.outflow,
+        report.eroded,
+        report.deposited,
+        balance.error(),
+        balance.relative_error(),
+        balance.is_conserved(),
+        map_hash(&map),
+    );
+    if let Some(path) = &args.output {
+        write_map(path, &map)?;
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("bench: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

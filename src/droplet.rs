@@ -1,0 +1,57 @@
+//! The droplet: the particle every simulator moves.
+
+use glam::Vec2;
+
+/// One droplet's state: where it is, how fast it moves, how much water it holds
+/// and how much sediment it carries.
+///
+/// Positions are in cells (`x` a column, `y` a row, both continuous: the droplet
+/// at `(2.7, 4.2)` sits in cell `(2, 4)`), velocities in cells per time unit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Droplet {
+    /// Position in cells.
+    pub position: Vec2,
+    /// Velocity in cells per unit of time.
+    pub velocity: Vec2,
+    /// Water volume; starts at 1 and shrinks by evaporation.
+    pub water: f32,
+    /// Sediment carried, as a mass in height units (one unit is one cell raised by
+    /// 1). Kept in `f64`: it is the exact sum of the height changes the droplet
+    /// made, so what it puts down balances what it took.
+    pub sediment: f64,
+}
+
+impl Droplet {
+    /// A fresh droplet at `position`: at rest, one unit of water, no sediment.
+    pub const fn new(position: Vec2) -> Self {
+        Self { position, velocity: Vec2::ZERO, water: 1.0, sediment: 0.0 }
+    }
+
+    /// Sediment concentration, `sediment / water`: the quantity the mass-transfer
+    /// law drives towards the capacity.
+    #[inline]
+    pub fn concentration(&self) -> f32 {
+        self.sediment as f32 / self.water
+    }
+}
+
+/// Why a droplet stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum Fate {
+    /// Its water fell to `min_water`; it put its load down where it stood.
+    Evaporated,
+    /// It moved off the map, carrying its load out (counted as outflow).
+    LeftMap,
+    /// It reached `max_steps`; it put its load down where it stood.
+    StepLimit,
+    /// Its next step would have produced a non-finite velocity, position or height
+    /// (extreme heights or parameters); it stopped before that step and put its
+    /// load down where it stood.
+    Unstable,
+    /// The caller stopped it (a [`DropletTrace`](crate::DropletTrace) dropped
+    /// before its end); it put its load down where it stood.
+    Stopped,
+}

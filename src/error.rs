@@ -1,0 +1,116 @@
+//! Typed errors: what was wrong, which field, and what is allowed.
+
+/// A grid could not be built or used: its size, its buffer or one of its cells is
+/// invalid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GridError {
+    /// A side is zero.
+    #[error("grid size {width}x{height} is empty: both sides must be at least 1")]
+    Empty {
+        /// Requested width in cells.
+        width: usize,
+        /// Requested height in cells.
+        height: usize,
+    },
+    /// A side exceeds [`MAX_SIDE`](crate::MAX_SIDE), or `width * height` overflows
+    /// `usize`.
+    #[error(
+        "grid size {width}x{height} is too large: each side must be at most 16777216 (2^24) and the cell count must fit in usize"
+    )]
+    TooLarge {
+        /// Requested width in cells.
+        width: usize,
+        /// Requested height in cells.
+        height: usize,
+    },
+    /// The buffer does not hold exactly `width * height` cells.
+    #[error("buffer holds {actual} cells, but the grid needs width * height = {expected}")]
+    LengthMismatch {
+        /// `width * height`.
+        expected: usize,
+        /// The buffer's length.
+        actual: usize,
+    },
+    /// A cell holds NaN or an infinity.
+    #[error("cell ({x}, {y}) is not finite: heights must be finite f32 values")]
+    NonFinite {
+        /// Column of the first offending cell.
+        x: usize,
+        /// Row of the first offending cell.
+        y: usize,
+    },
+    /// A position handed to the simulator lies outside the map or is not finite.
+    #[error("position is outside the map: it must be finite and within [0, width) x [0, height)")]
+    OutsideMap,
+}
+
+/// A parameter is outside its allowed range.
+///
+/// The message names the field and the range, for example
+/// ``invalid parameter `dt`: must be finite and in (0, 10]``.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid parameter `{field}`: must be {allowed}")]
+pub struct ParamError {
+    field: &'static str,
+    allowed: &'static str,
+}
+
+impl ParamError {
+    pub(crate) const fn new(field: &'static str, allowed: &'static str) -> Self {
+        Self { field, allowed }
+    }
+
+    /// The name of the offending field, as spelled in the params struct.
+    pub const fn field(&self) -> &'static str {
+        self.field
+    }
+
+    /// The allowed range, in words.
+    pub const fn allowed(&self) -> &'static str {
+        self.allowed
+    }
+}
+
+/// Any error the crate's entry points return.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The map was rejected.
+    #[error(transparent)]
+    Grid(#[from] GridError),
+    /// A parameter was rejected.
+    #[error(transparent)]
+    Param(#[from] ParamError),
+}
+
+/// Checks that `value` is finite and within `[min, max]`.
+pub(crate) fn check_range(
+    value: f32,
+    min: f32,
+    max: f32,
+    field: &'static str,
+    allowed: &'static str,
+) -> Result<(), ParamError> {
+    // `contains` is false for NaN, so NaN is rejected here too.
+    if value.is_finite() && (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(ParamError::new(field, allowed))
+    }
+}
+
+/// Checks that `value` is finite and within `(min, max]`.
+pub(crate) fn check_above(
+    value: f32,
+    min: f32,
+    max: f32,
+    field: &'static str,
+    allowed: &'static str,
+) -> Result<(), ParamError> {
+    if value.is_finite() && value > min && value <= max {
+        Ok(())
+    } else {
+        Err(ParamError::new(field, allowed))
+    }
+}

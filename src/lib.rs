@@ -1,0 +1,126 @@
+//! Particle-based hydraulic erosion for heightmaps.
+//!
+//! Droplets of rain run downhill over a [`Heightmap`], pick up sediment where the
+//! water is fast and put it down where it slows, carving branching valleys, sharp
+//! ridges and fans of deposit into noise-generated terrain.
+//!
+//! # Quick start
+//!
+//! ```
+//! use hydraulic_erosion::{ErosionParams, MassBalance, erode_seeded, fbm_terrain};
+//!
+//! let mut map = fbm_terrain(128, 128, 1)?;          // heights in [0, 1]
+//! let before = map.clone();
+//! let params = ErosionParams { droplets: 20_000, ..ErosionParams::default() };
+//! let report = erode_seeded(&mut map, &params, 42)?;
+//!
+//! // Every unit of sediment is accounted for: what the terrain lost left the map.
+//! assert!(MassBalance::new(&before, &map, report.outflow).is_conserved());
+//! # Ok::<(), hydraulic_erosion::Error>(())
+//! ```
+//!
+//! To erode a buffer you own (a game engine's) in place, view it as a grid:
+//!
+//! ```
+//! use hydraulic_erosion::{ErosionParams, Grid, erode_seeded};
+//!
+//! let mut buffer = vec![0.5_f32; 64 * 64];
+//! let mut view = Grid::from_cells(64, 64, &mut buffer[..])?;
+//! erode_seeded(&mut view, &ErosionParams { droplets: 100, ..Default::default() }, 1)?;
+//! # Ok::<(), hydraulic_erosion::Error>(())
+//! ```
+//!
+//! # What is here
+//!
+//! - [`Grid`] (and [`Heightmap`], [`GridMut`], [`GridRef`]): one grid type for
+//!   every layer, owned or borrowed, with checked construction.
+//! - [`NormalSampler`] and the built-in samplers [`EightFacet`],
+//!   [`CentralDifference`] and [`Offset`], plus [`Sampler`] for run-time choice.
+//! - [`Physical`]: Newtonian droplets with mass transfer (seed 000), with
+//!   [`Physical::trace`] to follow one droplet step by step.
+//! - [`ErosionReport`] and [`MassBalance`]: what a run did, and the conservation
+//!   check downstream property tests need.
+//!
+//! # Guarantees
+//!
+//! - **Mass**: `sum(before) - sum(after) == report.outflow` within
+//!   `1e-9 * sum(|before|)` ([`MassBalance::TOLERANCE`]).
+//! - **Determinism**: the same map, params and seed give the same bits, with the
+//!   `std` or the `libm` backend, on every platform. A change of output for a
+//!   fixed seed is value-breaking: it bumps the minor version and is listed in the
+//!   changelog. Value-stability tests pin hashes of seeded runs.
+//! - **Robustness**: bad sizes, buffers, non-finite heights and out-of-range
+//!   params are typed errors ([`GridError`], [`ParamError`]); finite input never
+//!   yields NaN or infinite output, and every droplet is bounded by a step limit.
+//!
+//! # Features
+//!
+//! - `std` (default): float maths through the standard library.
+//! - `libm`: float maths through `libm`, for `no_std` targets (the crate is
+//!   `no_std` + `alloc` without `std`). Both give identical bits.
+//! - `serde`: `Serialize`/`Deserialize` for params, reports, samplers and grids.
+#![no_std]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+mod balance;
+mod droplet;
+mod error;
+mod grid;
+mod math;
+mod normal;
+mod params;
+mod physical;
+mod random;
+mod report;
+mod terrain;
+
+pub use balance::MassBalance;
+pub use droplet::{Droplet, Fate};
+pub use error::{Error, GridError, ParamError};
+pub use grid::{Grid, GridMut, GridRef, Heightmap, MAX_SIDE};
+pub use normal::{BaseSampler, CentralDifference, EightFacet, NormalSampler, Offset, Sampler, UP};
+pub use params::ErosionParams;
+pub use physical::{DropletTrace, Physical};
+pub use report::ErosionReport;
+pub use terrain::fbm_terrain;
+
+/// The `rand_core` version in this crate's signatures.
+pub use rand_core;
+
+use rand_core::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256StarStar;
+
+/// Erodes `map` with the [`Physical`] model and the 8-facet sampler, drawing
+/// droplets from `rng`.
+///
+/// # Errors
+/// [`Error::Param`] if `params` is out of range, [`Error::Grid`] if a cell is not
+/// finite. The map is untouched on error.
+pub fn erode<S, R>(map: &mut Grid<S>, params: &ErosionParams, rng: &mut R) -> Result<ErosionReport, Error>
+where
+    S: AsRef<[f32]> + AsMut<[f32]>,
+    R: Rng + ?Sized,
+{
+    Ok(Physical::new(*params)?.run(map, rng)?)
+}
+
+/// [`erode`] with a `Xoshiro256StarStar` seeded by `seed` (through
+/// `SeedableRng::seed_from_u64`): the reproducible one-liner.
+///
+/// # Errors
+/// As [`erode`].
+pub fn erode_seeded<S>(map: &mut Grid<S>, params: &ErosionParams, seed: u64) -> Result<ErosionReport, Error>
+where
+    S: AsRef<[f32]> + AsMut<[f32]>,
+{
+    erode(map, params, &mut Xoshiro256StarStar::seed_from_u64(seed))
+}
+
+/// README.md's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -1,0 +1,48 @@
+//! The one place that picks the float backend.
+//!
+//! Every function here is exactly rounded (IEEE 754 `sqrt` and `floor`), so the
+//! `std` and `libm` backends give the same bits on every platform. Nothing in the
+//! crate calls a float method that could differ between them (no `mul_add`, no
+//! transcendental functions in the simulators).
+
+#[cfg(not(any(feature = "std", feature = "libm")))]
+compile_error!("hydraulic-erosion needs a float backend: enable the `std` or the `libm` feature");
+
+/// Square root, correctly rounded.
+#[inline(always)]
+pub(crate) fn sqrt(x: f32) -> f32 {
+    #[cfg(feature = "std")]
+    {
+        x.sqrt()
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        libm::sqrtf(x)
+    }
+}
+
+/// Largest integer not greater than `x`.
+#[inline(always)]
+pub(crate) fn floor(x: f32) -> f32 {
+    #[cfg(feature = "std")]
+    {
+        x.floor()
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        libm::floorf(x)
+    }
+}
+
+/// Largest integer not greater than `x`, in double precision.
+#[inline(always)]
+pub(crate) fn floor_f64(x: f64) -> f64 {
+    #[cfg(feature = "std")]
+    {
+        x.floor()
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        libm::floor(x)
+    }
+}

@@ -1,0 +1,77 @@
+//! Surface normals: how a droplet feels the slope under it.
+
+mod builtin;
+mod central_difference;
+mod eight_facet;
+mod offset;
+
+pub use builtin::{BaseSampler, Sampler};
+pub use central_difference::CentralDifference;
+pub use eight_facet::EightFacet;
+pub use offset::Offset;
+
+use glam::{Vec2, Vec3};
+use rand_core::Rng;
+
+use crate::grid::GridRef;
+
+/// The normal of flat ground, `(0, 1, 0)`.
+pub const UP: Vec3 = Vec3::Y;
+
+/// Maps a position on a grid to the terrain's surface normal there.
+///
+/// The result points up (`y > 0`); its `x` and `z` components point downhill along
+/// map `x` and map `y` and grow with the slope; on flat ground it is exactly
+/// `(0, 1, 0)`. Heights are multiplied by `height_scale` before slopes are taken,
+/// so a cell-to-cell rise of `dh` is a slope of `height_scale * dh` per cell.
+///
+/// # Implementing this
+///
+/// Provide [`cell_normal`](NormalSampler::cell_normal); override
+/// [`normal`](NormalSampler::normal) if the sampler looks between cells, and
+/// [`spawn`](NormalSampler::spawn) if it keeps per-droplet state. Samplers are
+/// cloned once per run, so per-droplet state never leaks between runs.
+///
+/// ```
+/// use glam::Vec3;
+/// use hydraulic_erosion::{ErosionParams, GridRef, Heightmap, NormalSampler, Physical};
+///
+/// /// Forward difference: the slope towards the next column and row.
+/// #[derive(Clone, Copy)]
+/// struct Forward;
+///
+/// impl NormalSampler for Forward {
+///     fn cell_normal(&self, grid: &GridRef<'_>, x: usize, y: usize, scale: f32) -> Vec3 {
+///         let h = grid[(x, y)];
+///         let hx = grid.get(x + 1, y).unwrap_or(h);
+///         let hy = grid.get(x, y + 1).unwrap_or(h);
+///         Vec3::new(scale * (h - hx), 1.0, scale * (h - hy)).normalize()
+///     }
+/// }
+///
+/// let mut map = Heightmap::from_fn(32, 32, |x, _| x as f32 * 0.1).unwrap();
+/// let params = ErosionParams { droplets: 100, ..ErosionParams::default() };
+/// let physical = Physical::with_sampler(params, Forward).unwrap();
+/// let report = physical.run_seeded(&mut map, 7).unwrap();
+/// assert_eq!(report.droplets, 100);
+/// ```
+pub trait NormalSampler {
+    /// The normal of cell `(x, y)`; `x < width` and `y < height` hold.
+    fn cell_normal(&self, grid: &GridRef<'_>, x: usize, y: usize, height_scale: f32) -> Vec3;
+
+    /// The normal at a continuous `position` (in cells). The default reads the cell
+    /// that holds it (positions outside the grid read the nearest cell).
+    #[inline]
+    fn normal(&self, grid: &GridRef<'_>, position: Vec2, height_scale: f32) -> Vec3 {
+        let (x, y) = grid.cell_at(position);
+        self.cell_normal(grid, x, y, height_scale)
+    }
+
+    /// Called once as each droplet is spawned, after its position is drawn.
+    /// Samplers with per-droplet state draw it here; the default does nothing and
+    /// draws no random numbers.
+    #[inline]
+    fn spawn<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        let _ = rng;
+    }
+}

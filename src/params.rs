@@ -1,0 +1,104 @@
+//! Parameters of the `Physical` model.
+
+use crate::error::{ParamError, check_above, check_range};
+
+/// Parameters of the [`Physical`](crate::Physical) droplet model (seeds 000 and
+/// 004).
+///
+/// Defaults are SimpleErosion's, which erode a 256 x 256 map of heights in
+/// `[0, 1]` convincingly with 200 000 droplets. Units: positions are in cells,
+/// heights in map units, time in steps of `dt`. Rates are per unit of time, so
+/// `dt` scales them all together.
+///
+/// Plain data: validated once, by [`ErosionParams::validate`], when a simulator is
+/// built, never mid-run.
+///
+/// ```
+/// use hydraulic_erosion::ErosionParams;
+///
+/// let params = ErosionParams { droplets: 50_000, friction: 0.1, ..ErosionParams::default() };
+/// assert!(params.validate().is_ok());
+///
+/// let bad = ErosionParams { dt: -1.0, ..ErosionParams::default() };
+/// assert_eq!(bad.validate().unwrap_err().field(), "dt");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
+pub struct ErosionParams {
+    /// Time step Δt, scaling every rate. Default 1.2; range `(0, 10]`.
+    pub dt: f32,
+    /// Water density ρ: a droplet's mass is `density * water`, so denser water
+    /// accelerates more slowly. Default 1; range `(0, 1000]`.
+    pub density: f32,
+    /// Friction μ: velocity is multiplied by `1 - friction * dt` each step.
+    /// Default 0.05; range `[0, 1/dt]`.
+    pub friction: f32,
+    /// Mass-transfer (deposition) rate K_d: each step moves the concentration a
+    /// fraction `dt * deposition_rate` of the way to the capacity. Default 0.1;
+    /// range `[0, 1/dt]`.
+    pub deposition_rate: f32,
+    /// Evaporation rate K_e: water is multiplied by `1 - dt * evaporation_rate` each
+    /// step; the carried sediment is kept. Default 0.001; range `[0, 1/dt]`.
+    pub evaporation_rate: f32,
+    /// A droplet stops once its water is at most this. Default 0.01; range `(0, 1]`.
+    pub min_water: f32,
+    /// Vertical exaggeration applied to heights when the slope is taken (height
+    /// units to cells). Default 60; range `[0, 1e6]`.
+    pub height_scale: f32,
+    /// Droplets per run. Default 200 000; any `u32`.
+    pub droplets: u32,
+    /// Step limit per droplet, so that no droplet runs forever (for example with no
+    /// evaporation in a pit). Default 10 000, above the ~3 840 steps the default
+    /// evaporation allows, so it never binds with the defaults; range `[1, 1 000 000]`.
+    pub max_steps: u32,
+    /// Pit-safe mass transfer (off by default, to stay faithful to the seeds):
+    /// erosion never lowers a cell below the cell the droplet moves to, and a
+    /// droplet moving uphill fills the pit it leaves up to the next cell's height
+    /// (as far as its load allows). Stops the single-cell pits the original digs.
+    pub pit_safe: bool,
+}
+
+impl Default for ErosionParams {
+    fn default() -> Self {
+        Self {
+            dt: 1.2,
+            density: 1.0,
+            friction: 0.05,
+            deposition_rate: 0.1,
+            evaporation_rate: 0.001,
+            min_water: 0.01,
+            height_scale: 60.0,
+            droplets: 200_000,
+            max_steps: 10_000,
+            pit_safe: false,
+        }
+    }
+}
+
+impl ErosionParams {
+    /// The largest allowed `max_steps`.
+    pub const MAX_STEPS_LIMIT: u32 = 1_000_000;
+
+    /// Checks every field against its documented range.
+    ///
+    /// # Errors
+    /// A [`ParamError`] naming the first field out of range and the range allowed.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        check_above(self.dt, 0.0, 10.0, "dt", "finite and in (0, 10]")?;
+        check_above(self.density, 0.0, 1000.0, "density", "finite and in (0, 1000]")?;
+        let rate = |value: f32, field, allowed| {
+            check_range(value, 0.0, f32::MAX, field, allowed)?;
+            if value * self.dt <= 1.0 { Ok(()) } else { Err(ParamError::new(field, allowed)) }
+        };
+        rate(self.friction, "friction", "finite, >= 0 and at most 1/dt")?;
+        rate(self.deposition_rate, "deposition_rate", "finite, >= 0 and at most 1/dt")?;
+        rate(self.evaporation_rate, "evaporation_rate", "finite, >= 0 and at most 1/dt")?;
+        check_above(self.min_water, 0.0, 1.0, "min_water", "finite and in (0, 1]")?;
+        check_range(self.height_scale, 0.0, 1.0e6, "height_scale", "finite and in [0, 1e6]")?;
+        if self.max_steps == 0 || self.max_steps > Self::MAX_STEPS_LIMIT {
+            return Err(ParamError::new("max_steps", "in [1, 1000000]"));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,500 @@
+//! The `Physical` simulator: Newtonian droplets with mass transfer (seeds 000,
+//! 003, 004), with the originals' conservation defects fixed.
+
+use glam::Vec2;
+use rand_core::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256StarStar;
+
+use crate::droplet::{Droplet, Fate};
+use crate::error::{GridError, ParamError};
+use crate::grid::{Grid, GridRef};
+use crate::math;
+use crate::normal::{EightFacet, NormalSampler};
+use crate::params::ErosionParams;
+use crate::random::unit_f32;
+use crate::report::ErosionReport;
+
+/// The `Physical` droplet simulator, generic over its [`NormalSampler`].
+///
+/// Each droplet starts at rest with one unit of water at a uniform random position,
+/// then each step (seed 000's equations, forward Euler):
+///
+/// 1. `n` = the surface normal at the droplet's cell;
+/// 2. `v += n.xz / (density * water) * dt`, `p += v * dt`, `v *= 1 - friction * dt`;
+/// 3. capacity `C = max(0, water * |v| * (h_here - h_next))`, `h_next` the height of
+///    the cell it moved into;
+/// 4. the concentration `c = sediment / water` moves `dt * deposition_rate` of the
+///    way to `C`: the terrain under the droplet changes by `water` times that change,
+///    and the droplet is credited with exactly the change applied to the cell;
+/// 5. `water *= 1 - dt * evaporation_rate`, keeping the sediment (its concentration
+///    rises).
+///
+/// Fixed defects of the originals, each pinned by tests:
+/// - sediment is conserved: a droplet that stops on the map (evaporated, step
+///   limit, unstable) puts its load down where it stopped; one that leaves the map
+///   carries its load out and the report counts it as outflow;
+/// - **border rule**: droplets move and erode on the whole map, the 1-cell border
+///   band included; there the 8-facet sampler falls back to central differences
+///   with clamped indices (seed 000's fallback), so the border slopes like its
+///   inner neighbour. A droplet stepping off the map sees beyond the edge a ghost
+///   cell that continues the border's slope one cell outwards, never below the
+///   **base level** (the map's lowest height when the run started): edge cells
+///   erode like inner ones instead of standing as a rim, and an outlet cuts down
+///   to the base level and no further;
+/// - every droplet is bounded by `max_steps`, and a step that would produce a
+///   non-finite value stops the droplet instead.
+///
+/// Maps under 3 cells on a side are valid and erode to themselves.
+///
+/// # Reproducibility
+///
+/// The same map, params, sampler and generator state give the same output bits,
+/// with `std` or `libm`, on every platform: the droplet loop uses only exactly
+/// rounded operations in a fixed order. A change of output for a fixed seed is
+/// value-breaking and is announced in the changelog; `tests/value_stability.rs`
+/// pins hashes of seeded runs.
+#[derive(Clone, Debug)]
+pub struct Physical<S = EightFacet> {
+    params: ErosionParams,
+    sampler: S,
+    k: Constants,
+}
+
+/// Per-run constants derived from validated params.
+#[derive(Clone, Copy, Debug)]
+struct Constants {
+    dt: f32,
+    density: f32,
+    /// `1 - friction * dt`.
+    friction_keep: f32,
+    /// `1 - dt * evaporation_rate`.
+    evaporation_keep: f32,
+    /// `dt * deposition_rate`.
+    dt_kd: f32,
+    min_water: f32,
+    height_scale: f32,
+    max_steps: u32,
+    pit_safe: bool,
+}
+
+impl Constants {
+    fn new(p: &ErosionParams) -> Self {
+        Self {
+            dt: p.dt,
+            density: p.density,
+            friction_keep: 1.0 - p.friction * p.dt,
+            evaporation_keep: 1.0 - p.dt * p.evaporation_rate,
+            dt_kd: p.dt * p.deposition_rate,
+            min_water: p.min_water,
+            height_scale: p.height_scale,
+            max_steps: p.max_steps,
+            pit_safe: p.pit_safe,
+        }
+    }
+}
+
+impl Physical<EightFacet> {
+    /// A simulator with the 8-facet sampler.
+    ///
+    /// # Errors
+    /// A [`ParamError`] if `params` fails [`ErosionParams::validate`].
+    pub fn new(params: ErosionParams) -> Result<Self, ParamError> {
+        Self::with_sampler(params, EightFacet)
+    }
+}
+
+impl<S: NormalSampler + Clone> Physical<S> {
+    /// A simulator with the given sampler.
+    ///
+    /// # Errors
+    /// A [`ParamError`] if `params` fails [`ErosionParams::validate`].
+    pub fn with_sampler(params: ErosionParams, sampler: S) -> Result<Self, ParamError> {
+        params.validate()?;
+        Ok(Self { params, sampler, k: Constants::new(&params) })
+    }
+
+    /// The validated parameters.
+    pub fn params(&self) -> &ErosionParams {
+        &self.params
+    }
+
+    /// The sampler.
+    pub fn sampler(&self) -> &S {
+        &self.sampler
+    }
+
+    /// Erodes `map` with `params.droplets` droplets drawn from `rng`.
+    ///
+    /// Each droplet draws its start `x` then `y` (one `next_u64` each, top 24 bits),
+    /// then the sampler's per-droplet state.
+    ///
+    /// # Errors
+    /// [`GridError::NonFinite`] if a cell is NaN or infinite; the map is untouched.
+    pub fn run<St, R>(&self, map: &mut Grid<St>, rng: &mut R) -> Result<ErosionReport, GridError>
+    where
+        St: AsRef<[f32]> + AsMut<[f32]>,
+        R: Rng + ?Sized,
+    {
+        map.check_finite()?;
+        let mut eroder = Eroder::new(map.view_mut(), self.k, self.sampler.clone());
+        if !eroder.simulable() {
+            return Ok(ErosionReport::default());
+        }
+        let (wf, hf) = (eroder.width as f32, eroder.height as f32);
+        for _ in 0..self.params.droplets {
+            let start = Vec2::new(unit_f32(rng) * wf, unit_f32(rng) * hf);
+            eroder.sampler.spawn(rng);
+            let mut droplet = Droplet::new(start);
+            let mut age = 0;
+            let fate = loop {
+                if let Some(fate) = eroder.step(&mut droplet, age) {
+                    break fate;
+                }
+                age += 1;
+            };
+            eroder.settle(&mut droplet, fate);
+        }
+        eroder.flush_anywhere();
+        Ok(eroder.report)
+    }
+
+    /// [`run`](Self::run) with a `Xoshiro256StarStar` seeded by `seed` (through
+    /// `SeedableRng::seed_from_u64`).
+    ///
+    /// # Errors
+    /// As [`run`](Self::run).
+    pub fn run_seeded<St>(&self, map: &mut Grid<St>, seed: u64) -> Result<ErosionReport, GridError>
+    where
+        St: AsRef<[f32]> + AsMut<[f32]>,
+    {
+        self.run(map, &mut Xoshiro256StarStar::seed_from_u64(seed))
+    }
+
+    /// Follows one droplet from `start`, step by step, eroding `map` as it goes:
+    /// an iterator over the droplet's state after each step (the last may lie off
+    /// the map). Draw its `position`s to show a droplet's path.
+    ///
+    /// The sampler is used as configured: per-droplet state (an
+    /// [`Offset`](crate::Offset)'s offset) is not redrawn. When the droplet stops,
+    /// or when the trace is dropped early (fate [`Fate::Stopped`]), its load is put
+    /// down where it stands, so the map stays balanced.
+    ///
+    /// ```
+    /// use glam::Vec2;
+    /// use hydraulic_erosion::{ErosionParams, Fate, Heightmap, Physical};
+    ///
+    /// let mut map = Heightmap::from_fn(64, 64, |x, y| (x + y) as f32 * 0.01).unwrap();
+    /// let physical = Physical::new(ErosionParams::default()).unwrap();
+    /// let mut trace = physical.trace(&mut map, Vec2::new(40.5, 40.5)).unwrap();
+    /// let path: Vec<Vec2> = trace.by_ref().map(|d| d.position).collect();
+    /// assert!(path[1].x < path[0].x); // downhill is towards the origin
+    /// assert_eq!(trace.fate(), Some(Fate::LeftMap));
+    /// ```
+    ///
+    /// # Errors
+    /// [`GridError::NonFinite`] for a non-finite cell, [`GridError::OutsideMap`] if
+    /// `start` is not finite or lies off the map.
+    pub fn trace<'m, St>(&self, map: &'m mut Grid<St>, start: Vec2) -> Result<DropletTrace<'m, S>, GridError>
+    where
+        St: AsRef<[f32]> + AsMut<[f32]>,
+    {
+        map.check_finite()?;
+        if !map.contains(start) {
+            return Err(GridError::OutsideMap);
+        }
+        let eroder = Eroder::new(map.view_mut(), self.k, self.sampler.clone());
+        let done = !eroder.simulable();
+        Ok(DropletTrace { eroder, droplet: Droplet::new(start), age: 0, fate: None, done })
+    }
+}
+
+/// One droplet followed step by step; see [`Physical::trace`].
+///
+/// Iterating yields the droplet's state after each step. Dropping the trace before
+/// it ends puts the droplet's load down where it stands.
+#[derive(Debug)]
+pub struct DropletTrace<'m, S: NormalSampler> {
+    eroder: Eroder<'m, S>,
+    droplet: Droplet,
+    age: u32,
+    fate: Option<Fate>,
+    done: bool,
+}
+
+impl<S: NormalSampler> DropletTrace<'_, S> {
+    /// The droplet as it is now.
+    pub fn droplet(&self) -> &Droplet {
+        &self.droplet
+    }
+
+    /// Why the droplet stopped, once it has (`None` while it runs, and on maps too
+    /// small to simulate).
+    pub fn fate(&self) -> Option<Fate> {
+        self.fate
+    }
+
+    /// The map as the droplet has left it so far.
+    pub fn heights(&self) -> GridRef<'_> {
+        GridRef::new_unchecked(self.eroder.width, self.eroder.height, &*self.eroder.cells)
+    }
+
+    /// What the trace has done so far.
+    pub fn report(&self) -> &ErosionReport {
+        &self.eroder.report
+    }
+
+    /// Runs the droplet to its end and returns the report.
+    pub fn finish(mut self) -> ErosionReport {
+        self.by_ref().for_each(drop);
+        self.eroder.report
+    }
+
+    fn end(&mut self, fate: Fate) {
+        self.eroder.settle(&mut self.droplet, fate);
+        let (x, y) = self.eroder.cell_of(self.droplet.position);
+        self.eroder.flush_near(x, y);
+        self.fate = Some(fate);
+        self.done = true;
+    }
+}
+
+impl<S: NormalSampler> Iterator for DropletTrace<'_, S> {
+    type Item = Droplet;
+
+    fn next(&mut self) -> Option<Droplet> {
+        if self.done {
+            return None;
+        }
+        match self.eroder.step(&mut self.droplet, self.age) {
+            None => {
+                self.age += 1;
+                Some(self.droplet)
+            }
+            Some(Fate::LeftMap) => {
+                // The step happened: show where it went, with the load it carried out.
+                let last = self.droplet;
+                self.end(Fate::LeftMap);
+                Some(last)
+            }
+            Some(fate) => {
+                self.end(fate);
+                None
+            }
+        }
+    }
+}
+
+impl<S: NormalSampler> Drop for DropletTrace<'_, S> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.end(Fate::Stopped);
+        }
+    }
+}
+
+/// The droplet loop's working state: the map, the constants, the sampler, and the
+/// run's books.
+#[derive(Debug)]
+struct Eroder<'m, S> {
+    cells: &'m mut [f32],
+    width: usize,
+    height: usize,
+    k: Constants,
+    sampler: S,
+    report: ErosionReport,
+    /// Sediment a final deposit could not place exactly (f32 rounding), put down
+    /// with the next one.
+    carry: f64,
+    /// The lowest height on the map when the run started: the level beyond the
+    /// border that outlets erode down to and no further.
+    base_level: f32,
+}
+
+impl<'m, S: NormalSampler> Eroder<'m, S> {
+    fn new(grid: Grid<&'m mut [f32]>, k: Constants, sampler: S) -> Self {
+        let (width, height, cells) = grid.into_parts();
+        let base_level = cells.iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
+        Eroder { cells, width, height, k, sampler, report: ErosionReport::default(), carry: 0.0, base_level }
+    }
+
+    fn simulable(&self) -> bool {
+        self.width >= 3 && self.height >= 3
+    }
+
+    #[inline]
+    fn cell_of(&self, position: Vec2) -> (usize, usize) {
+        let x = (position.x as usize).min(self.width - 1);
+        let y = (position.y as usize).min(self.height - 1);
+        (x, y)
+    }
+
+    /// One step of seed 000's droplet; `None` while the droplet goes on.
+    ///
+    /// Invariant: on entry the droplet's position is on the map.
+    #[inline(always)]
+    fn step(&mut self, d: &mut Droplet, age: u32) -> Option<Fate> {
+        let k = self.k;
+        if d.water <= k.min_water {
+            return Some(Fate::Evaporated);
+        }
+        if age >= k.max_steps {
+            return Some(Fate::StepLimit);
+        }
+        let (x, y) = self.cell_of(d.position);
+        let here = y * self.width + x;
+        let grid = GridRef::new_unchecked(self.width, self.height, &*self.cells);
+        let n = self.sampler.normal(&grid, d.position, k.height_scale);
+        self.report.steps += 1;
+        let h_here = self.cells[here];
+
+        // Newton with forward Euler; friction after the move (seed 000's order).
+        let inv_mass = 1.0 / (k.density * d.water);
+        let vx = d.velocity.x + n.x * inv_mass * k.dt;
+        let vy = d.velocity.y + n.z * inv_mass * k.dt;
+        let px = d.position.x + vx * k.dt;
+        let py = d.position.y + vy * k.dt;
+        let (vx, vy) = (vx * k.friction_keep, vy * k.friction_keep);
+        if !(px.is_finite() && py.is_finite() && vx.is_finite() && vy.is_finite()) {
+            return Some(Fate::Unstable);
+        }
+        d.velocity = Vec2::new(vx, vy);
+        d.position = Vec2::new(px, py);
+        let off_map = !(px >= 0.0 && py >= 0.0 && px < self.width as f32 && py < self.height as f32);
+
+        // Mass transfer towards the capacity, at the cell the droplet came from. A
+        // droplet leaving the map sees the border's slope continued beyond it (the
+        // border rule), so edge cells erode like inner ones instead of standing as
+        // a rim.
+        let h_next = if off_map {
+            self.height_beyond(px, py)
+        } else {
+            self.cells[(py as usize) * self.width + px as usize]
+        };
+        let speed = math::sqrt(vx * vx + vy * vy);
+        let mut capacity = d.water * speed * (h_here - h_next);
+        if capacity < 0.0 {
+            capacity = 0.0;
+        }
+        let drop_by = d.water * k.dt_kd * (capacity - d.concentration());
+        let h_new = if k.pit_safe {
+            let floor = h_next.max(self.lowest_neighbour(x, y));
+            pit_safe(h_here - drop_by, h_here, h_next, floor, d.sediment)
+        } else {
+            h_here - drop_by
+        };
+        if h_new.is_finite() {
+            self.cells[here] = h_new;
+            d.sediment += self.report.book(h_here, h_new);
+        } else if !off_map {
+            return Some(Fate::Unstable);
+        }
+        if off_map {
+            return Some(Fate::LeftMap);
+        }
+        d.water *= k.evaporation_keep;
+        None
+    }
+
+    /// Indices of the cells in the 3 x 3 block around `(x, y)`, clipped to the map.
+    fn around(&self, x: usize, y: usize) -> impl Iterator<Item = usize> + use<S> {
+        let w = self.width;
+        let xs = x.saturating_sub(1)..(x + 2).min(w);
+        let ys = y.saturating_sub(1)..(y + 2).min(self.height);
+        ys.flat_map(move |y| xs.clone().map(move |x| y * w + x))
+    }
+
+    /// The lowest of the (up to 8) neighbours of cell `(x, y)`.
+    fn lowest_neighbour(&self, x: usize, y: usize) -> f32 {
+        let centre = y * self.width + x;
+        self.around(x, y).filter(|&i| i != centre).fold(f32::INFINITY, |lowest, i| lowest.min(self.cells[i]))
+    }
+
+    /// The height of the ghost cell at `(px, py)` off the map: the border cell
+    /// nearest to it plus the slope from its inner neighbour to it, continued one
+    /// cell outwards (per axis crossed), but never below the base level. Needs a
+    /// map of at least 3 x 3.
+    fn height_beyond(&self, px: f32, py: f32) -> f32 {
+        let (w, h) = (self.width as isize, self.height as isize);
+        // `as isize` saturates, so far-off points behave like near ones.
+        let (tx, ty) = (math::floor(px) as isize, math::floor(py) as isize);
+        let (ex, ey) = (tx.clamp(0, w - 1), ty.clamp(0, h - 1));
+        let inward = |t: isize, e: isize| e + (e - t).signum();
+        let (ix, iy) = (inward(tx, ex), inward(ty, ey));
+        let edge = self.cells[(ey * w + ex) as usize];
+        let inner = self.cells[(iy * w + ix) as usize];
+        // The base level stops an outlet from cutting down without end.
+        (edge + (edge - inner)).max(self.base_level)
+    }
+
+    /// Ends a droplet: its load leaves the map or is put down where it stands.
+    fn settle(&mut self, d: &mut Droplet, fate: Fate) {
+        self.report.count(fate);
+        let load = core::mem::take(&mut d.sediment);
+        if fate == Fate::LeftMap {
+            self.report.outflow += load;
+        } else {
+            let (x, y) = self.cell_of(d.position);
+            self.deposit(y * self.width + x, load);
+        }
+    }
+
+    /// Puts `load` plus any carried rounding remainder on cell `index`, keeping
+    /// what `f32` could not represent for the next deposit.
+    fn deposit(&mut self, index: usize, load: f64) {
+        let total = load + self.carry;
+        let old = self.cells[index];
+        let new = (f64::from(old) + total) as f32;
+        if new.is_finite() {
+            self.cells[index] = new;
+            self.carry = total + self.report.book(old, new);
+        } else {
+            self.carry = total;
+        }
+    }
+
+    /// Places the carried remainder on the cell of smallest magnitude on the map,
+    /// where `f32` resolves it best (end of a run).
+    fn flush_anywhere(&mut self) {
+        if self.carry != 0.0 {
+            let best = smallest_magnitude(self.cells, 0..self.cells.len());
+            self.deposit(best, 0.0);
+        }
+    }
+
+    /// Places the carried remainder on the smallest-magnitude cell around `(x, y)`
+    /// (end of a trace: no whole-map scan per droplet).
+    fn flush_near(&mut self, x: usize, y: usize) {
+        if self.carry != 0.0 {
+            let best = smallest_magnitude(self.cells, self.around(x, y));
+            self.deposit(best, 0.0);
+        }
+    }
+}
+
+/// Index of the first cell of smallest magnitude among `indices`.
+fn smallest_magnitude(cells: &[f32], indices: impl Iterator<Item = usize>) -> usize {
+    let mut best = (f32::INFINITY, 0);
+    for i in indices {
+        if cells[i].abs() < best.0 {
+            best = (cells[i].abs(), i);
+        }
+    }
+    best.1
+}
+
+/// Pit-safe transfer, given the unguarded new height `h_new`: erosion never cuts
+/// below `floor` (the next cell, and the lowest neighbour, since a droplet can jump
+/// several cells in a step), and a droplet moving uphill fills the cell it leaves
+/// up to the next cell's height, as far as its load allows.
+#[inline]
+fn pit_safe(h_new: f32, h_here: f32, h_next: f32, floor: f32, load: f64) -> f32 {
+    if h_new < h_here {
+        // Clamp to the floor itself, so rounding cannot cut below it.
+        if h_new < floor { floor.min(h_here) } else { h_new }
+    } else if h_next > h_here {
+        let fill = (h_next - h_here).min(if load > 0.0 { load as f32 } else { 0.0 });
+        h_new.max(h_here + fill)
+    } else {
+        h_new
+    }
+}

@@ -1,0 +1,81 @@
+//! What a run did, counted.
+
+use crate::droplet::Fate;
+
+/// What a run did: droplets, steps, and where every unit of sediment went.
+///
+/// Masses are in height units (one unit is one cell raised by 1), summed in `f64`
+/// from the height changes actually applied. `eroded - deposited` equals `outflow`
+/// up to rounding of those sums; the map-level check is
+/// [`MassBalance`](crate::MassBalance).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct ErosionReport {
+    /// Droplets simulated. Zero when the map is under 3 cells on a side (such maps
+    /// erode to themselves).
+    pub droplets: u64,
+    /// Droplet steps taken: steps that computed a surface normal, including each
+    /// droplet's last step off the map (the reference's count).
+    pub steps: u64,
+    /// Total mass taken from the terrain.
+    pub eroded: f64,
+    /// Total mass put down on the terrain.
+    pub deposited: f64,
+    /// Mass carried off the map by droplets that left it.
+    pub outflow: f64,
+    /// Droplets that stopped because their water evaporated.
+    pub evaporated: u64,
+    /// Droplets that left the map.
+    pub left_map: u64,
+    /// Droplets stopped by the step limit.
+    pub step_limited: u64,
+    /// Droplets stopped before a step that would have overflowed.
+    pub unstable: u64,
+    /// Droplets stopped by the caller.
+    pub stopped: u64,
+}
+
+impl ErosionReport {
+    /// Adds another report's counts and masses to this one.
+    pub fn merge(&mut self, other: &ErosionReport) {
+        self.droplets += other.droplets;
+        self.steps += other.steps;
+        self.eroded += other.eroded;
+        self.deposited += other.deposited;
+        self.outflow += other.outflow;
+        self.evaporated += other.evaporated;
+        self.left_map += other.left_map;
+        self.step_limited += other.step_limited;
+        self.unstable += other.unstable;
+        self.stopped += other.stopped;
+    }
+
+    /// Mean steps per droplet (0 for no droplets).
+    pub fn steps_per_droplet(&self) -> f64 {
+        if self.droplets == 0 { 0.0 } else { self.steps as f64 / self.droplets as f64 }
+    }
+
+    /// Counts one droplet's end.
+    pub(crate) fn count(&mut self, fate: Fate) {
+        self.droplets += 1;
+        match fate {
+            Fate::Evaporated => self.evaporated += 1,
+            Fate::LeftMap => self.left_map += 1,
+            Fate::StepLimit => self.step_limited += 1,
+            Fate::Unstable => self.unstable += 1,
+            Fate::Stopped => self.stopped += 1,
+        }
+    }
+
+    /// Books a height change actually applied to a cell: `old - new` is mass taken.
+    #[inline]
+    pub(crate) fn book(&mut self, old: f32, new: f32) -> f64 {
+        let taken = f64::from(old) - f64::from(new);
+        if taken >= 0.0 {
+            self.eroded += taken;
+        } else {
+            self.deposited -= taken;
+        }
+        taken
+    }
+}

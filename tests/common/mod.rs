@@ -1,0 +1,41 @@
+//! Seeded test utilities shared by the integration tests.
+#![allow(dead_code)]
+
+use hydraulic_erosion::{Grid, Heightmap};
+
+/// FNV-1a over the cells' bits (the bench example's and refbench's `map_hash`).
+pub fn map_hash<S: AsRef<[f32]>>(map: &Grid<S>) -> u64 {
+    map.cells()
+        .iter()
+        .fold(0xCBF2_9CE4_8422_2325, |x, h| (x ^ u64::from(h.to_bits())).wrapping_mul(0x0000_0100_0000_01B3))
+}
+
+/// A bowl `scale * ((x - cx)^2 + (y - cy)^2)` centred on the map.
+pub fn bowl(size: usize, scale: f32) -> Heightmap {
+    let c = (size as f32 - 1.0) / 2.0;
+    Heightmap::from_fn(size, size, |x, y| {
+        let (dx, dy) = (x as f32 - c, y as f32 - c);
+        scale * (dx * dx + dy * dy)
+    })
+    .unwrap()
+}
+
+/// All cells finite.
+pub fn all_finite<S: AsRef<[f32]>>(map: &Grid<S>) -> bool {
+    map.cells().iter().all(|h| h.is_finite())
+}
+
+/// A smooth terrain: `fbm_terrain` at a quarter of the size, upsampled bilinearly.
+pub fn smooth_terrain(size: usize, seed: u64) -> Heightmap {
+    let coarse_size = size / 4 + 2;
+    let coarse = hydraulic_erosion::fbm_terrain(coarse_size, coarse_size, seed).unwrap();
+    Heightmap::from_fn(size, size, |x, y| {
+        let (fx, fy) = (x as f32 / 4.0, y as f32 / 4.0);
+        let (x0, y0) = (fx as usize, fy as usize);
+        let (tx, ty) = (fx - x0 as f32, fy - y0 as f32);
+        let top = coarse[(x0, y0)] + (coarse[(x0 + 1, y0)] - coarse[(x0, y0)]) * tx;
+        let bottom = coarse[(x0, y0 + 1)] + (coarse[(x0 + 1, y0 + 1)] - coarse[(x0, y0 + 1)]) * tx;
+        top + (bottom - top) * ty
+    })
+    .unwrap()
+}

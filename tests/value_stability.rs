@@ -1,0 +1,35 @@
+//! Value stability: hashes of seeded runs, pinned.
+//!
+//! These hashes are the crate's reproducibility promise: the same map, params and
+//! seed give the same bits on every platform, with the `std` or the `libm` backend
+//! (CI runs this file under both). If a change moves one of them, the change is
+//! value-breaking: bump the minor version and say so in CHANGELOG.md.
+
+mod common;
+
+use hydraulic_erosion::{BaseSampler, ErosionParams, Offset, Physical, Sampler, erode_seeded, fbm_terrain};
+
+#[test]
+fn built_in_terrain_is_stable_and_matches_refbench() {
+    // `ref_physical 64 0 7 --write-map` writes exactly this map.
+    let map = fbm_terrain(64, 64, 7).unwrap();
+    assert_eq!(format!("{:016x}", common::map_hash(&map)), "37883f36df050192");
+}
+
+#[test]
+fn physical_default_run_is_stable() {
+    let mut map = fbm_terrain(64, 64, 7).unwrap();
+    let params = ErosionParams { droplets: 5_000, ..ErosionParams::default() };
+    let report = erode_seeded(&mut map, &params, 11).unwrap();
+    assert_eq!(report.steps, 3_215_174);
+    assert_eq!(format!("{:016x}", common::map_hash(&map)), "df81d27c589e1d03");
+}
+
+#[test]
+fn physical_pit_safe_offset_run_is_stable() {
+    let mut map = fbm_terrain(48, 40, 3).unwrap();
+    let params = ErosionParams { droplets: 3_000, pit_safe: true, ..ErosionParams::default() };
+    let sampler = Sampler::Offset(Offset::new(BaseSampler::EightFacet, 0.8).unwrap());
+    Physical::with_sampler(params, sampler).unwrap().run_seeded(&mut map, 5).unwrap();
+    assert_eq!(format!("{:016x}", common::map_hash(&map)), "bc14676555147fe5");
+}
