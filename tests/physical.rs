@@ -374,8 +374,13 @@ fn arb_params() -> impl Strategy<Value = ErosionParams> {
         .prop_filter("valid", |p| p.validate().is_ok())
 }
 
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(512)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    // 512 cases by default (a few seconds); PROPTEST_CASES=100000 for a long soak.
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn sediment_is_conserved_on_any_map(map in arb_map(), p in arb_params(), seed in any::<u64>()) {

@@ -1,0 +1,35 @@
+//! Config files: params, samplers, reports and grids round-trip through serde,
+//! and invalid samplers are rejected on the way in.
+#![cfg(feature = "serde")]
+
+use hydraulic_erosion::{BaseSampler, ErosionParams, Offset, Sampler, erode_seeded, fbm_terrain};
+
+#[test]
+fn params_round_trip_and_fill_defaults() {
+    let params = ErosionParams { droplets: 1234, pit_safe: true, friction: 0.2, ..ErosionParams::default() };
+    let json = serde_json::to_string(&params).unwrap();
+    assert_eq!(serde_json::from_str::<ErosionParams>(&json).unwrap(), params);
+    // A config file names only what it changes.
+    let partial: ErosionParams = serde_json::from_str(r#"{"droplets": 10, "dt": 1.0}"#).unwrap();
+    assert_eq!(partial, ErosionParams { droplets: 10, dt: 1.0, ..ErosionParams::default() });
+    assert!(serde_json::from_str::<ErosionParams>(r#"{"dorplets": 10}"#).is_err());
+}
+
+#[test]
+fn samplers_round_trip_and_validate() {
+    let sampler = Sampler::Offset(Offset::new(BaseSampler::CentralDifference, 0.8).unwrap());
+    let json = serde_json::to_string(&sampler).unwrap();
+    assert_eq!(serde_json::from_str::<Sampler>(&json).unwrap(), sampler);
+    let bad = r#"{"Offset":{"inner":"EightFacet","radius":-1.0}}"#;
+    let err = serde_json::from_str::<Sampler>(bad).unwrap_err();
+    assert!(err.to_string().contains("radius"), "{err}");
+}
+
+#[test]
+fn reports_round_trip() {
+    let mut map = fbm_terrain(32, 32, 1).unwrap();
+    let report =
+        erode_seeded(&mut map, &ErosionParams { droplets: 200, ..ErosionParams::default() }, 1).unwrap();
+    let json = serde_json::to_string(&report).unwrap();
+    assert_eq!(serde_json::from_str::<hydraulic_erosion::ErosionReport>(&json).unwrap(), report);
+}
