@@ -93,11 +93,7 @@ pub(crate) fn check_range(
     allowed: &'static str,
 ) -> Result<(), ParamError> {
     // `contains` is false for NaN, so NaN is rejected here too.
-    if value.is_finite() && (min..=max).contains(&value) {
-        Ok(())
-    } else {
-        Err(ParamError::new(field, allowed))
-    }
+    check(value.is_finite() && (min..=max).contains(&value), field, allowed)
 }
 
 /// Checks that `value` is finite and within `(min, max]`.
@@ -108,9 +104,10 @@ pub(crate) fn check_above(
     field: &'static str,
     allowed: &'static str,
 ) -> Result<(), ParamError> {
-    if value.is_finite() && value > min && value <= max {
-        Ok(())
-    } else {
-        Err(ParamError::new(field, allowed))
-    }
+    check(value.is_finite() && value > min && value <= max, field, allowed)
+}
+
+/// `Ok` if `ok`, else the error for `field`.
+pub(crate) fn check(ok: bool, field: &'static str, allowed: &'static str) -> Result<(), ParamError> {
+    if ok { Ok(()) } else { Err(ParamError::new(field, allowed)) }
 }

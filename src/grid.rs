@@ -66,6 +66,13 @@ fn cell_count(width: usize, height: usize) -> Result<usize, GridError> {
     width.checked_mul(height).ok_or(GridError::TooLarge { width, height })
 }
 
+/// The cell of a `width` x `height` grid holding `position`, clamped to the grid.
+#[inline]
+pub(crate) fn clamped_cell(position: Vec2, width: usize, height: usize) -> (usize, usize) {
+    // `as usize` saturates: negatives and NaN become 0, large values clamp below.
+    ((position.x as usize).min(width - 1), (position.y as usize).min(height - 1))
+}
+
 /// Index of the first non-finite value, as `(x, y)`.
 fn first_non_finite(cells: &[f32], width: usize) -> Option<(usize, usize)> {
     cells.iter().position(|h| !h.is_finite()).map(|i| (i % width, i / width))
@@ -191,10 +198,7 @@ impl<S: AsRef<[f32]>> Grid<S> {
     /// The cell holding `position`, clamped to the grid (NaN maps to column or row 0).
     #[inline]
     pub fn cell_at(&self, position: Vec2) -> (usize, usize) {
-        // `as usize` saturates: negatives and NaN become 0, large values clamp below.
-        let x = (position.x as usize).min(self.width - 1);
-        let y = (position.y as usize).min(self.height - 1);
-        (x, y)
+        clamped_cell(position, self.width, self.height)
     }
 }
 

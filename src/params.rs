@@ -1,6 +1,6 @@
 //! Parameters of the `Physical` model.
 
-use crate::error::{ParamError, check_above, check_range};
+use crate::error::{ParamError, check, check_above, check_range};
 
 /// Parameters of the [`Physical`](crate::Physical) droplet model (seeds 000 and
 /// 004).
@@ -96,9 +96,6 @@ impl ErosionParams {
         rate(self.evaporation_rate, "evaporation_rate", "finite, >= 0 and at most 1/dt")?;
         check_above(self.min_water, 0.0, 1.0, "min_water", "finite and in (0, 1]")?;
         check_range(self.height_scale, 0.0, 1.0e6, "height_scale", "finite and in [0, 1e6]")?;
-        if self.max_steps == 0 || self.max_steps > Self::MAX_STEPS_LIMIT {
-            return Err(ParamError::new("max_steps", "in [1, 1000000]"));
-        }
-        Ok(())
+        check((1..=Self::MAX_STEPS_LIMIT).contains(&self.max_steps), "max_steps", "in [1, 1000000]")
     }
 }

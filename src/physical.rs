@@ -7,7 +7,7 @@ use rand_xoshiro::Xoshiro256StarStar;
 
 use crate::droplet::{Droplet, Fate};
 use crate::error::{GridError, ParamError};
-use crate::grid::{Grid, GridRef};
+use crate::grid::{Grid, GridRef, clamped_cell};
 use crate::math;
 use crate::normal::{EightFacet, NormalSampler};
 use crate::params::ErosionParams;
@@ -323,9 +323,7 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
 
     #[inline]
     fn cell_of(&self, position: Vec2) -> (usize, usize) {
-        let x = (position.x as usize).min(self.width - 1);
-        let y = (position.y as usize).min(self.height - 1);
-        (x, y)
+        clamped_cell(position, self.width, self.height)
     }
 
     /// One step of seed 000's droplet; `None` while the droplet goes on.
