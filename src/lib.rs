@@ -74,6 +74,7 @@ mod math;
 mod normal;
 mod params;
 mod physical;
+mod progress;
 mod random;
 mod report;
 mod terrain;
@@ -85,6 +86,7 @@ pub use grid::{Grid, GridMut, GridRef, Heightmap, MAX_SIDE};
 pub use normal::{BaseSampler, CentralDifference, EightFacet, NormalSampler, Offset, Sampler, UP};
 pub use params::ErosionParams;
 pub use physical::{DropletTrace, Physical};
+pub use progress::{Control, PROGRESS_INTERVAL, Progress, Silent};
 pub use report::ErosionReport;
 pub use terrain::fbm_terrain;
 

@@ -11,6 +11,7 @@ use crate::grid::{Grid, GridRef, clamped_cell};
 use crate::math;
 use crate::normal::{EightFacet, NormalSampler};
 use crate::params::ErosionParams;
+use crate::progress::{Progress, Silent, Ticker};
 use crate::random::unit_f32;
 use crate::report::ErosionReport;
 
@@ -135,13 +136,40 @@ impl<S: NormalSampler + Clone> Physical<S> {
         St: AsRef<[f32]> + AsMut<[f32]>,
         R: Rng + ?Sized,
     {
+        self.run_with_progress(map, rng, &mut Silent)
+    }
+
+    /// [`run`](Self::run), reporting progress to `progress`, which may stop the run
+    /// early (see [`Progress`]). A stopped run leaves the map balanced and its
+    /// report counts the droplets done, with `cancelled` set.
+    ///
+    /// # Errors
+    /// As [`run`](Self::run).
+    pub fn run_with_progress<St, R, P>(
+        &self,
+        map: &mut Grid<St>,
+        rng: &mut R,
+        progress: &mut P,
+    ) -> Result<ErosionReport, GridError>
+    where
+        St: AsRef<[f32]> + AsMut<[f32]>,
+        R: Rng + ?Sized,
+        P: Progress + ?Sized,
+    {
         map.check_finite()?;
+        let total = u64::from(self.params.droplets);
+        let mut ticker = Ticker::new(progress, total);
         let mut eroder = Eroder::new(map.view_mut(), self.k, self.sampler.clone());
         if !eroder.simulable() {
+            ticker.finish(0);
             return Ok(ErosionReport::default());
         }
         let (wf, hf) = (eroder.width as f32, eroder.height as f32);
-        for _ in 0..self.params.droplets {
+        for done in 0..total {
+            if ticker.should_stop(done) {
+                eroder.report.cancelled = true;
+                break;
+            }
             let start = Vec2::new(unit_f32(rng) * wf, unit_f32(rng) * hf);
             eroder.sampler.spawn(rng);
             let mut droplet = Droplet::new(start);
@@ -155,6 +183,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
             eroder.settle(&mut droplet, fate);
         }
         eroder.flush_anywhere();
+        ticker.finish(eroder.report.droplets);
         Ok(eroder.report)
     }
 

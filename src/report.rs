@@ -33,6 +33,9 @@ pub struct ErosionReport {
     pub unstable: u64,
     /// Droplets stopped by the caller.
     pub stopped: u64,
+    /// Whether a [`Progress`](crate::Progress) callback stopped the run early;
+    /// the counts above are then those of the work done.
+    pub cancelled: bool,
 }
 
 impl ErosionReport {
@@ -48,6 +51,7 @@ impl ErosionReport {
         self.step_limited += other.step_limited;
         self.unstable += other.unstable;
         self.stopped += other.stopped;
+        self.cancelled |= other.cancelled;
     }
 
     /// Mean steps per droplet (0 for no droplets).

@@ -402,3 +402,31 @@ proptest! {
         prop_assert_eq!(ra, rb);
     }
 }
+
+#[test]
+fn progress_reports_and_cancels_leaving_the_map_balanced() {
+    use hydraulic_erosion::{Control, PROGRESS_INTERVAL};
+    let mut map = hydraulic_erosion::fbm_terrain(48, 48, 3).unwrap();
+    let before = map.clone();
+    let physical = Physical::new(ErosionParams { droplets: 10_000, ..Default::default() }).unwrap();
+    let mut calls = Vec::new();
+    let mut progress = |done: u64, total: u64| {
+        calls.push((done, total));
+        if done >= 3 * PROGRESS_INTERVAL { Control::Stop } else { Control::Continue }
+    };
+    let mut rng = Xoshiro256StarStar::seed_from_u64(9);
+    let report = physical.run_with_progress(&mut map, &mut rng, &mut progress).unwrap();
+    assert!(report.cancelled);
+    assert_eq!(report.droplets, 3 * PROGRESS_INTERVAL);
+    let p = PROGRESS_INTERVAL;
+    assert_eq!(calls, vec![(p, 10_000), (2 * p, 10_000), (3 * p, 10_000), (3 * p, 10_000)]);
+    assert!(MassBalance::new(&before, &map, report.outflow).is_conserved());
+
+    // The cancelled run did exactly the first droplets of the full run.
+    let mut partial = before.clone();
+    let three = Physical::new(ErosionParams { droplets: 3 * p as u32, ..Default::default() }).unwrap();
+    let full = three.run_seeded(&mut partial, 9).unwrap();
+    assert_eq!(partial, map);
+    assert_eq!(full.steps, report.steps);
+    assert!(!full.cancelled);
+}

@@ -1,0 +1,87 @@
+//! Progress reports and cancellation for long runs.
+
+/// What a [`Progress`] callback tells the run: go on, or stop early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Keep running.
+    Continue,
+    /// Stop after the current droplet. The map is left consistent (every droplet
+    /// in flight has put its load down) and the report counts the work done, with
+    /// [`ErosionReport::cancelled`](crate::ErosionReport::cancelled) set.
+    Stop,
+}
+
+/// Receives a run's progress, in droplets, and may stop it.
+///
+/// Simulators call [`update`](Self::update) every [`PROGRESS_INTERVAL`] droplets
+/// and once at the end. Closures `FnMut(done, total) -> Control` implement it:
+///
+/// ```
+/// use hydraulic_erosion::rand_core::SeedableRng;
+/// use hydraulic_erosion::{Control, ErosionParams, Physical, fbm_terrain};
+/// use rand_xoshiro::Xoshiro256StarStar;
+///
+/// let mut map = fbm_terrain(64, 64, 1)?;
+/// let physical = Physical::new(ErosionParams { droplets: 100_000, ..Default::default() })?;
+/// let mut rng = Xoshiro256StarStar::seed_from_u64(1);
+/// // Stop after about a tenth of the droplets.
+/// let mut progress = |done: u64, total: u64| if done * 10 >= total { Control::Stop } else { Control::Continue };
+/// let report = physical.run_with_progress(&mut map, &mut rng, &mut progress)?;
+/// assert!(report.cancelled && report.droplets < 100_000);
+/// # Ok::<(), hydraulic_erosion::Error>(())
+/// ```
+pub trait Progress {
+    /// `done` of `total` droplets are finished. Return [`Control::Stop`] to end the
+    /// run early.
+    fn update(&mut self, done: u64, total: u64) -> Control;
+}
+
+impl<F: FnMut(u64, u64) -> Control> Progress for F {
+    fn update(&mut self, done: u64, total: u64) -> Control {
+        self(done, total)
+    }
+}
+
+/// A [`Progress`] that never reports and never stops: what the plain `run`
+/// methods use.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Silent;
+
+impl Progress for Silent {
+    fn update(&mut self, _done: u64, _total: u64) -> Control {
+        Control::Continue
+    }
+}
+
+/// Droplets between two [`Progress::update`] calls: often enough to cancel a run
+/// within milliseconds, rarely enough to cost nothing.
+pub const PROGRESS_INTERVAL: u64 = 256;
+
+/// Calls a [`Progress`] every [`PROGRESS_INTERVAL`] droplets.
+pub(crate) struct Ticker<'p, P: Progress + ?Sized> {
+    progress: &'p mut P,
+    total: u64,
+    next: u64,
+}
+
+impl<'p, P: Progress + ?Sized> Ticker<'p, P> {
+    pub(crate) fn new(progress: &'p mut P, total: u64) -> Self {
+        Self { progress, total, next: PROGRESS_INTERVAL }
+    }
+
+    /// Records that `done` droplets are finished; true when the caller asked to stop.
+    #[inline]
+    pub(crate) fn should_stop(&mut self, done: u64) -> bool {
+        if done < self.next {
+            return false;
+        }
+        self.next = done.saturating_add(PROGRESS_INTERVAL);
+        self.progress.update(done, self.total) == Control::Stop
+    }
+
+    /// The final report (`done` droplets of `total`).
+    pub(crate) fn finish(&mut self, done: u64) {
+        // The run is over either way; a late Stop changes nothing.
+        let _ = self.progress.update(done, self.total);
+    }
+}
