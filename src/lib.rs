@@ -88,7 +88,7 @@ pub use params::ErosionParams;
 pub use physical::{DropletTrace, Physical};
 pub use progress::{Control, PROGRESS_INTERVAL, Progress, Silent};
 pub use report::ErosionReport;
-pub use terrain::fbm_terrain;
+pub use terrain::{fbm_terrain, island_falloff, island_terrain};
 
 /// The `rand_core` version in this crate's signatures.
 pub use rand_core;

@@ -21,6 +21,19 @@ pub(crate) fn sqrt(x: f32) -> f32 {
     }
 }
 
+/// Square root in double precision, correctly rounded.
+#[inline(always)]
+pub(crate) fn sqrt_f64(x: f64) -> f64 {
+    #[cfg(feature = "std")]
+    {
+        x.sqrt()
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        libm::sqrt(x)
+    }
+}
+
 /// Largest integer not greater than `x`.
 #[inline(always)]
 pub(crate) fn floor(x: f32) -> f32 {

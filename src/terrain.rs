@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::error::GridError;
-use crate::grid::Heightmap;
+use crate::grid::{Grid, Heightmap};
 use crate::math;
 
 /// Seeded value-noise fBm in `[0, 1]`: 6 octaves, 4 periods across the map at the
@@ -82,3 +82,59 @@ fn value_noise(u: f64, v: f64, seed: u32) -> f64 {
     let cd = c + (d - c) * su;
     ab + (cd - ab) * sv
 }
+
+/// Turns a terrain into an island: multiplies each height by a radial falloff
+/// (1 inside half the map's inner radius, down to 0 at the edge midpoints and
+/// beyond, a smoothstep between), then lowers everything by `sea_level` and
+/// clamps at 0, so the sea is exactly flat at height 0 and the map border is sea.
+///
+/// Heights are not rescaled: an `[0, 1]` terrain becomes `[0, 1 - sea_level]` at
+/// most. Deterministic and exactly rounded like [`fbm_terrain`]. Maps of any size
+/// are valid; `sea_level` is used as given (a negative one raises the sea floor
+/// above 0, a NaN one leaves NaN heights, so pass a finite level).
+pub fn island_falloff<S: AsRef<[f32]> + AsMut<[f32]>>(map: &mut Grid<S>, sea_level: f32) {
+    let (width, height) = (map.width(), map.height());
+    for y in 0..height {
+        for x in 0..width {
+            // Cell centres, -1..1 across each axis.
+            let dx = (x as f64 + 0.5) / width as f64 * 2.0 - 1.0;
+            let dy = (y as f64 + 0.5) / height as f64 * 2.0 - 1.0;
+            let r = math::sqrt_f64(dx * dx + dy * dy);
+            let t = ((r - 0.5) / 0.5).clamp(0.0, 1.0);
+            let falloff = 1.0 - t * t * (3.0 - 2.0 * t);
+            let cell = &mut map[(x, y)];
+            *cell = ((f64::from(*cell) * falloff) as f32 - sea_level).max(0.0);
+        }
+    }
+}
+
+/// A smooth island in a flat sea at 0, heights in `[0, 1]`: the kind of input
+/// seed 001's snowballs erode. [`fbm_terrain`] blended with a central dome (so the
+/// land gathers in the middle), made an island by [`island_falloff`] at sea level
+/// 0.25, then scaled back to `[0, 1]`.
+///
+/// # Errors
+/// As [`fbm_terrain`].
+pub fn island_terrain(width: usize, height: usize, seed: u64) -> Result<Heightmap, GridError> {
+    let mut map = fbm_terrain(width, height, seed)?;
+    for y in 0..height {
+        for x in 0..width {
+            let dx = (x as f64 + 0.5) / width as f64 * 2.0 - 1.0;
+            let dy = (y as f64 + 0.5) / height as f64 * 2.0 - 1.0;
+            let dome = (1.0 - math::sqrt_f64(dx * dx + dy * dy)).max(0.0);
+            let cell = &mut map[(x, y)];
+            *cell = (0.6 * f64::from(*cell) + 0.4 * dome) as f32;
+        }
+    }
+    island_falloff(&mut map, ISLAND_SEA_LEVEL);
+    let (_, top) = map.min_max();
+    if top > 0.0 {
+        for cell in map.cells_mut() {
+            *cell /= top;
+        }
+    }
+    Ok(map)
+}
+
+/// The sea level [`island_terrain`] cuts at.
+const ISLAND_SEA_LEVEL: f32 = 0.25;
