@@ -11,6 +11,8 @@
 //! the reference's stream, so both start droplets at the same positions. `--out`
 //! writes the eroded map in the input's format. Only the simulation is timed.
 //! `hash` is FNV-1a over the output's bits, as the reference's `map_hash`.
+//! `cpu_seconds` is the thread's CPU time over the simulation (Linux; elsewhere
+//! the wall time), steadier than `seconds` on a shared machine.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -82,22 +84,24 @@ fn run() -> Result<(), String> {
     let mut rng = Xoshiro256StarStar::seed_from_u64(args.seed ^ 0xD50F_1E7D);
     let params = ErosionParams { droplets: args.droplets, ..ErosionParams::default() };
 
-    let (report, seconds) = match args.model.as_str() {
+    let (report, (seconds, cpu_seconds)) = match args.model.as_str() {
         "physical" => {
             let physical = Physical::new(params).map_err(|e| e.to_string())?;
-            let start = Instant::now();
+            let clock = Clock::start();
             let report = physical.run(&mut map, &mut rng).map_err(|e| e.to_string())?;
-            (report, start.elapsed().as_secs_f64())
+            (report, clock.stop())
         }
         other => return Err(format!("unknown model {other:?} (available: physical)")),
     };
 
     let balance = MassBalance::new(&before, &map, report.outflow);
-    let ns_per_step = if report.steps > 0 { seconds * 1e9 / report.steps as f64 } else { 0.0 };
+    let per_step = |s: f64| if report.steps > 0 { s * 1e9 / report.steps as f64 } else { 0.0 };
+    let (ns_per_step, cpu_ns_per_step) = (per_step(seconds), per_step(cpu_seconds));
     println!(
         concat!(
             "{{\"model\":\"{}\",\"width\":{},\"height\":{},\"droplets\":{},\"steps\":{},",
             "\"steps_per_droplet\":{:.1},\"seconds\":{:.6},\"ns_per_step\":{:.3},",
+            "\"cpu_seconds\":{:.6},\"cpu_ns_per_step\":{:.3},",
             "\"mass_before\":{:.9},\"mass_after\":{:.9},\"outflow\":{:.9},\"eroded\":{:.9},",
             "\"deposited\":{:.9},\"balance_error\":{:e},\"relative_error\":{:e},\"conserved\":{},",
             "\"hash\":\"{:016x}\"}}"
@@ -110,6 +114,8 @@ fn run() -> Result<(), String> {
         report.steps_per_droplet(),
         seconds,
         ns_per_step,
+        cpu_seconds,
+        cpu_ns_per_step,
         balance.before,
         balance.after,
         balance.outflow,
@@ -124,6 +130,38 @@ fn run() -> Result<(), String> {
         write_map(path, &map)?;
     }
     Ok(())
+}
+
+/// Wall time and this thread's CPU time over the simulation.
+struct Clock {
+    wall: Instant,
+    cpu: Option<f64>,
+}
+
+impl Clock {
+    fn start() -> Self {
+        Self { wall: Instant::now(), cpu: thread_cpu_seconds() }
+    }
+
+    /// `(wall seconds, CPU seconds)`; the CPU time is the wall time where the
+    /// platform does not tell it.
+    fn stop(self) -> (f64, f64) {
+        let wall = self.wall.elapsed().as_secs_f64();
+        let cpu = match (self.cpu, thread_cpu_seconds()) {
+            (Some(a), Some(b)) => b - a,
+            _ => wall,
+        };
+        (wall, cpu)
+    }
+}
+
+/// This thread's CPU time in seconds, from Linux's `/proc/thread-self/schedstat`
+/// (nanoseconds on the CPU, first field), steadier than wall time on a shared
+/// machine; `None` elsewhere.
+fn thread_cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let nanos: u64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(nanos as f64 * 1e-9)
 }
 
 fn main() -> ExitCode {

@@ -69,8 +69,10 @@ fn cell_count(width: usize, height: usize) -> Result<usize, GridError> {
 /// The cell of a `width` x `height` grid holding `position`, clamped to the grid.
 #[inline]
 pub(crate) fn clamped_cell(position: Vec2, width: usize, height: usize) -> (usize, usize) {
-    // `as usize` saturates: negatives and NaN become 0, large values clamp below.
-    ((position.x as usize).min(width - 1), (position.y as usize).min(height - 1))
+    // `as i32` saturates (NaN becomes 0) and is cheaper than `as usize`; sides
+    // are at most `MAX_SIDE` < 2^31.
+    let clamp = |p: f32, side: usize| (p as i32).clamp(0, side as i32 - 1) as usize;
+    (clamp(position.x, width), clamp(position.y, height))
 }
 
 /// Index of the first non-finite value, as `(x, y)`.

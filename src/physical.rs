@@ -70,6 +70,8 @@ struct Constants {
     friction_keep: f32,
     /// `1 - dt * evaporation_rate`.
     evaporation_keep: f32,
+    /// `1 / evaporation_keep`: how `dt / mass` grows per step.
+    evaporation_gain: f32,
     /// `dt * deposition_rate`.
     dt_kd: f32,
     min_water: f32,
@@ -85,6 +87,7 @@ impl Constants {
             density: p.density,
             friction_keep: 1.0 - p.friction * p.dt,
             evaporation_keep: 1.0 - p.dt * p.evaporation_rate,
+            evaporation_gain: 1.0 / (1.0 - p.dt * p.evaporation_rate),
             dt_kd: p.dt * p.deposition_rate,
             min_water: p.min_water,
             height_scale: p.height_scale,
@@ -173,12 +176,11 @@ impl<S: NormalSampler + Clone> Physical<S> {
             let start = Vec2::new(unit_f32(rng) * wf, unit_f32(rng) * hf);
             eroder.sampler.spawn(rng);
             let mut droplet = Droplet::new(start);
-            let mut age = 0;
+            let mut walk = Walk::new(&self.k);
             let fate = loop {
-                if let Some(fate) = eroder.step(&mut droplet, age) {
+                if let Some(fate) = eroder.step(&mut droplet, &mut walk) {
                     break fate;
                 }
-                age += 1;
             };
             eroder.settle(&mut droplet, fate);
         }
@@ -233,7 +235,8 @@ impl<S: NormalSampler + Clone> Physical<S> {
         }
         let eroder = Eroder::new(map.view_mut(), self.k, self.sampler.clone());
         let done = !eroder.simulable();
-        Ok(DropletTrace { eroder, droplet: Droplet::new(start), age: 0, fate: None, done })
+        let walk = Walk::new(&self.k);
+        Ok(DropletTrace { eroder, droplet: Droplet::new(start), walk, fate: None, done })
     }
 }
 
@@ -245,7 +248,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
 pub struct DropletTrace<'m, S: NormalSampler> {
     eroder: Eroder<'m, S>,
     droplet: Droplet,
-    age: u32,
+    walk: Walk,
     fate: Option<Fate>,
     done: bool,
 }
@@ -294,11 +297,8 @@ impl<S: NormalSampler> Iterator for DropletTrace<'_, S> {
         if self.done {
             return None;
         }
-        match self.eroder.step(&mut self.droplet, self.age) {
-            None => {
-                self.age += 1;
-                Some(self.droplet)
-            }
+        match self.eroder.step(&mut self.droplet, &mut self.walk) {
+            None => Some(self.droplet),
             Some(Fate::LeftMap) => {
                 // The step happened: show where it went, with the load it carried out.
                 let last = self.droplet;
@@ -318,6 +318,22 @@ impl<S: NormalSampler> Drop for DropletTrace<'_, S> {
         if !self.done {
             self.end(Fate::Stopped);
         }
+    }
+}
+
+/// A droplet's step count and its `dt / mass`, kept beside it so the step needs
+/// no division: water shrinks by a fixed factor per step, so `dt / (density *
+/// water)` grows by its inverse.
+#[derive(Clone, Copy, Debug)]
+struct Walk {
+    age: u32,
+    /// `dt / (density * water)`, starting from one unit of water.
+    accel: f32,
+}
+
+impl Walk {
+    fn new(k: &Constants) -> Self {
+        Self { age: 0, accel: k.dt / k.density }
     }
 }
 
@@ -359,32 +375,34 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     ///
     /// Invariant: on entry the droplet's position is on the map.
     #[inline(always)]
-    fn step(&mut self, d: &mut Droplet, age: u32) -> Option<Fate> {
+    fn step(&mut self, d: &mut Droplet, walk: &mut Walk) -> Option<Fate> {
         let k = self.k;
         if d.water <= k.min_water {
             return Some(Fate::Evaporated);
         }
-        if age >= k.max_steps {
+        if walk.age >= k.max_steps {
             return Some(Fate::StepLimit);
         }
         let (x, y) = self.cell_of(d.position);
         let here = y * self.width + x;
         let grid = GridRef::new_unchecked(self.width, self.height, &*self.cells);
-        let n = self.sampler.normal(&grid, d.position, k.height_scale);
+        let n = self.sampler.normal_in_cell(&grid, d.position, x, y, k.height_scale);
         self.report.steps += 1;
         let h_here = self.cells[here];
 
         // Newton with forward Euler; friction after the move (seed 000's order).
-        let inv_mass = 1.0 / (k.density * d.water);
-        let vx = d.velocity.x + n.x * inv_mass * k.dt;
-        let vy = d.velocity.y + n.z * inv_mass * k.dt;
-        let px = d.position.x + vx * k.dt;
-        let py = d.position.y + vy * k.dt;
-        let (vx, vy) = (vx * k.friction_keep, vy * k.friction_keep);
+        // Written so the chain from the normal to the next cell is short: the
+        // position moves by `v·dt` (known before the normal) plus `n·dt²/m`.
+        let accel = walk.accel;
+        let shift = accel * k.dt;
+        let vx = d.velocity.x + n.x * accel;
+        let vy = d.velocity.y + n.z * accel;
+        let px = (d.position.x + d.velocity.x * k.dt) + n.x * shift;
+        let py = (d.position.y + d.velocity.y * k.dt) + n.z * shift;
         if !(px.is_finite() && py.is_finite() && vx.is_finite() && vy.is_finite()) {
             return Some(Fate::Unstable);
         }
-        d.velocity = Vec2::new(vx, vy);
+        d.velocity = Vec2::new(vx * k.friction_keep, vy * k.friction_keep);
         d.position = Vec2::new(px, py);
         let off_map = !(px >= 0.0 && py >= 0.0 && px < self.width as f32 && py < self.height as f32);
 
@@ -395,19 +413,22 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
         let h_next = if off_map {
             self.height_beyond(px, py)
         } else {
-            self.cells[(py as usize) * self.width + px as usize]
+            // On the map, so the conversions need no clamping (sides < 2^31).
+            self.cells[(py as i32 as usize) * self.width + px as i32 as usize]
         };
+        // `water * dt·kd * (C - sediment / water)`, expanded: the terrain gives
+        // `dt·kd·water·C` and takes back `dt·kd·sediment`. |v| after friction is
+        // `friction_keep * |v before|`.
         let speed = math::sqrt(vx * vx + vy * vy);
-        let mut capacity = d.water * speed * (h_here - h_next);
-        if capacity < 0.0 {
-            capacity = 0.0;
-        }
-        let drop_by = d.water * k.dt_kd * (capacity - d.concentration());
+        let wk = d.water * k.dt_kd;
+        let give = ((wk * d.water * k.friction_keep) * speed) * (h_here - h_next);
+        let take_back = h_here + (k.dt_kd as f64 * d.sediment) as f32;
+        let h_new = take_back - give.max(0.0);
         let h_new = if k.pit_safe {
             let floor = h_next.max(self.lowest_neighbour(x, y));
-            pit_safe(h_here - drop_by, h_here, h_next, floor, d.sediment)
+            pit_safe(h_new, h_here, h_next, floor, d.sediment)
         } else {
-            h_here - drop_by
+            h_new
         };
         if h_new.is_finite() {
             self.cells[here] = h_new;
@@ -419,6 +440,8 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
             return Some(Fate::LeftMap);
         }
         d.water *= k.evaporation_keep;
+        walk.accel *= k.evaporation_gain;
+        walk.age += 1;
         None
     }
 

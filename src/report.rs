@@ -75,11 +75,9 @@ impl ErosionReport {
     #[inline]
     pub(crate) fn book(&mut self, old: f32, new: f32) -> f64 {
         let taken = f64::from(old) - f64::from(new);
-        if taken >= 0.0 {
-            self.eroded += taken;
-        } else {
-            self.deposited -= taken;
-        }
+        // Branch-free: erosion and deposition alternate unpredictably.
+        self.eroded += taken.max(0.0);
+        self.deposited += (-taken).max(0.0);
         taken
     }
 }

@@ -24,6 +24,11 @@ impl NormalSampler for BaseSampler {
             BaseSampler::CentralDifference => CentralDifference::at(grid, x, y, height_scale),
         }
     }
+
+    #[inline]
+    fn normal_in_cell(&self, grid: &GridRef<'_>, _: Vec2, x: usize, y: usize, height_scale: f32) -> Vec3 {
+        self.cell_normal(grid, x, y, height_scale)
+    }
 }
 
 /// Every built-in sampler, chosen at run time (from a config file, say).
@@ -81,6 +86,21 @@ impl NormalSampler for Sampler {
                 let (x, y) = grid.cell_at(position);
                 self.cell_normal(grid, x, y, height_scale)
             }
+        }
+    }
+
+    #[inline]
+    fn normal_in_cell(
+        &self,
+        grid: &GridRef<'_>,
+        position: Vec2,
+        x: usize,
+        y: usize,
+        height_scale: f32,
+    ) -> Vec3 {
+        match self {
+            Sampler::Offset(o) => o.normal(grid, position, height_scale),
+            _ => self.cell_normal(grid, x, y, height_scale),
         }
     }
 

@@ -1,4 +1,4 @@
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 
 use super::{NormalSampler, UP};
 use crate::grid::GridRef;
@@ -37,6 +37,11 @@ impl CentralDifference {
 impl NormalSampler for CentralDifference {
     #[inline]
     fn cell_normal(&self, grid: &GridRef<'_>, x: usize, y: usize, height_scale: f32) -> Vec3 {
+        Self::at(grid, x, y, height_scale)
+    }
+
+    #[inline]
+    fn normal_in_cell(&self, grid: &GridRef<'_>, _: Vec2, x: usize, y: usize, height_scale: f32) -> Vec3 {
         Self::at(grid, x, y, height_scale)
     }
 }

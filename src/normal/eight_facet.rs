@@ -1,4 +1,4 @@
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 
 use super::{CentralDifference, NormalSampler};
 use crate::grid::GridRef;
@@ -36,42 +36,92 @@ impl EightFacet {
         }
         let c = grid.cells();
         let i = y * w + x;
-        let h00 = c[i];
-        let vs = height_scale;
+        // Three rows of three (one bounds check each, not nine).
+        let row = |start: usize| -> [f32; 3] { c[start..start + 3].try_into().unwrap_or([0.0; 3]) };
+        // Names: `p`/`n`/`o` for +1/-1/0 along x, then along y.
+        let ([nn, on, pn], [no, centre, po], [np, op, pp]) = (row(i - w - 1), row(i - 1), row(i + w - 1));
+        // Neighbours in lane order: +x, -x, +y, -y, then the diagonals (+x+y),
+        // (+x-y), (-x+y), (-x-y).
+        Self::from_neighbours(centre, [po, no, op, on, pp, pn, np, nn], height_scale)
+    }
 
-        // Cardinal facet (d, 1, 0) or (0, 1, d), with d the height drop towards +axis.
-        let dpx = vs * (h00 - c[i + 1]);
-        let dnx = vs * (c[i - 1] - h00);
-        let dpy = vs * (h00 - c[i + w]);
-        let dny = vs * (c[i - w] - h00);
-        let ipx = 1.0 / math::sqrt(dpx * dpx + 1.0);
-        let inx = 1.0 / math::sqrt(dnx * dnx + 1.0);
-        let ipy = 1.0 / math::sqrt(dpy * dpy + 1.0);
-        let iny = 1.0 / math::sqrt(dny * dny + 1.0);
-
-        // Diagonal facet (±a, √2, ±a) with a = vs·Δh/√2 normalises to
-        // (±b, 1, ±b)/√(2b² + 1) with b = vs·Δh/2: no division by √2 needed.
-        let bpp = (vs * (h00 - c[i + w + 1])) * 0.5;
-        let bpn = (vs * (h00 - c[i - w + 1])) * 0.5;
-        let bnp = (vs * (h00 - c[i + w - 1])) * 0.5;
-        let bnn = (vs * (h00 - c[i - w - 1])) * 0.5;
-        let jpp = 1.0 / math::sqrt(bpp * bpp + bpp * bpp + 1.0);
-        let jpn = 1.0 / math::sqrt(bpn * bpn + bpn * bpn + 1.0);
-        let jnp = 1.0 / math::sqrt(bnp * bnp + bnp * bnp + 1.0);
-        let jnn = 1.0 / math::sqrt(bnn * bnn + bnn * bnn + 1.0);
-        let (tpp, tpn, tnp, tnn) = (bpp * jpp, bpn * jpn, bnp * jnp, bnn * jnn);
-
-        // Diagonal signs (seed 000): pp (+,+), pn (+,-), np (-,+), nn (-,-).
-        let nx = CARDINAL * (dpx * ipx + dnx * inx) + DIAGONAL * ((tpp + tpn) - (tnp + tnn));
-        let nz = CARDINAL * (dpy * ipy + dny * iny) + DIAGONAL * ((tpp - tpn) + (tnp - tnn));
-        let ny = CARDINAL * ((ipx + inx) + (ipy + iny)) + DIAGONAL * ((jpp + jpn) + (jnp + jnn));
+    /// The 8-facet normal of a cell of height `centre` from its 8 neighbours in
+    /// lane order `+x, -x, +y, -y, (+x+y), (+x-y), (-x+y), (-x-y)`.
+    ///
+    /// Facet `k` rises `e_k = s_k * height_scale * (centre - neighbour_k)` over its
+    /// run, with `s_k = 1` for the cardinal facets (normal `(e, 1, 0)` or
+    /// `(0, 1, e)` before normalising) and `s_k = 1/2` for the diagonal ones
+    /// (`(±a, √2, ±a)` with `a = e·√2` normalises to `(±e, 1, ±e) / √(2e² + 1)`).
+    /// The eight lanes are independent and computed as one array (SIMD lanes where
+    /// the target has them; IEEE `sqrt` and division are exact in every lane), then
+    /// summed in a fixed order, so every code path gives the same bits.
+    #[inline(always)]
+    pub(crate) fn from_neighbours(centre: f32, around: [f32; 8], height_scale: f32) -> Vec3 {
+        let (t, u) = facets(centre, around, height_scale);
+        // Signs: lanes 1 and 3 point the other way along their axis; diagonal
+        // signs as written in seed 000, each following its own diagonal.
+        let nx = (t[0] - t[1]) + ((t[4] + t[5]) - (t[6] + t[7]));
+        let nz = (t[2] - t[3]) + ((t[4] - t[5]) + (t[6] - t[7]));
+        let ny = ((u[0] + u[1]) + (u[2] + u[3])) + ((u[4] + u[5]) + (u[6] + u[7]));
         Vec3::new(nx, ny, nz)
     }
 }
 
+/// Per-facet weighted components `(t, u)`: facet `k`'s horizontal component
+/// `w_k * e_k / len_k` and vertical one `w_k / len_k`, where `len_k` is
+/// `sqrt(e_k² + 1)` (cardinal) or `sqrt(e_k²·2 + 1)` (diagonal) and `w_k` the
+/// facet's weight. Written as two blocks of four identical lanes, which compilers
+/// turn into SIMD operations; IEEE `sqrt` and division are exact in every lane, so
+/// the bits are those of the scalar operations in the same order.
+#[inline(always)]
+fn facets(centre: f32, around: [f32; 8], height_scale: f32) -> ([f32; 8], [f32; 8]) {
+    let [a0, a1, a2, a3, a4, a5, a6, a7] = around;
+    let (t_card, u_card) =
+        facet_block([a0, a1, a2, a3], centre, height_scale * SLOPE[0], SQUARES[0], WEIGHT[0]);
+    let (t_diag, u_diag) =
+        facet_block([a4, a5, a6, a7], centre, height_scale * SLOPE[4], SQUARES[4], WEIGHT[4]);
+    let join = |a: [f32; 4], b: [f32; 4]| [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]];
+    (join(t_card, t_diag), join(u_card, u_diag))
+}
+
+/// Four facets of one kind (cardinal or diagonal); see [`facets`].
+#[inline(always)]
+fn facet_block(around: [f32; 4], centre: f32, slope: f32, squares: f32, weight: f32) -> ([f32; 4], [f32; 4]) {
+    let mut e = [0.0; 4];
+    let mut len = [0.0; 4];
+    let mut t = [0.0; 4];
+    let mut u = [0.0; 4];
+    for k in 0..4 {
+        e[k] = slope * (centre - around[k]);
+    }
+    for k in 0..4 {
+        len[k] = math::sqrt(e[k] * e[k] * squares + 1.0);
+    }
+    for k in 0..4 {
+        t[k] = (weight * e[k]) / len[k];
+    }
+    for k in 0..4 {
+        u[k] = weight / len[k];
+    }
+    (t, u)
+}
+
+/// Each facet's run per cell of height difference: 1 for the cardinal facets,
+/// 1/2 for the diagonal ones (see [`EightFacet::from_neighbours`]).
+const SLOPE: [f32; 8] = [1.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.5];
+/// How many times `e²` enters each facet's squared length.
+const SQUARES: [f32; 8] = [1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0];
+/// Each facet's weight (seed 000).
+const WEIGHT: [f32; 8] = [CARDINAL, CARDINAL, CARDINAL, CARDINAL, DIAGONAL, DIAGONAL, DIAGONAL, DIAGONAL];
+
 impl NormalSampler for EightFacet {
     #[inline]
     fn cell_normal(&self, grid: &GridRef<'_>, x: usize, y: usize, height_scale: f32) -> Vec3 {
+        Self::at(grid, x, y, height_scale)
+    }
+
+    #[inline]
+    fn normal_in_cell(&self, grid: &GridRef<'_>, _: Vec2, x: usize, y: usize, height_scale: f32) -> Vec3 {
         Self::at(grid, x, y, height_scale)
     }
 }

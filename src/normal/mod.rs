@@ -67,6 +67,23 @@ pub trait NormalSampler {
         self.cell_normal(grid, x, y, height_scale)
     }
 
+    /// The normal at `position`, which lies in cell `(x, y)` (`(x, y)` is
+    /// [`GridRef::cell_at`] of `position`). Simulators call this: they know the
+    /// cell already. The default calls [`normal`](NormalSampler::normal); samplers
+    /// that read whole cells override it to read cell `(x, y)` directly.
+    #[inline]
+    fn normal_in_cell(
+        &self,
+        grid: &GridRef<'_>,
+        position: Vec2,
+        x: usize,
+        y: usize,
+        height_scale: f32,
+    ) -> Vec3 {
+        let _ = (x, y);
+        self.normal(grid, position, height_scale)
+    }
+
     /// Called once as each droplet is spawned, after its position is drawn.
     /// Samplers with per-droplet state draw it here; the default does nothing and
     /// draws no random numbers.
