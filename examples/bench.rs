@@ -1,7 +1,7 @@
 //! Measures one erosion run and prints one line of JSON.
 //!
 //! ```text
-//! cargo run --release --example bench -- --model physical --size N --droplets K --seed S [--in FILE] [--out FILE]
+//! cargo run --release --example bench -- --model physical [--mode sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE]
 //! ```
 //!
 //! `--in` reads `N*N` little-endian `f32`, row-major (the format of
@@ -23,6 +23,7 @@ use rand_xoshiro::Xoshiro256StarStar;
 
 struct Args {
     model: String,
+    mode: String,
     size: usize,
     droplets: u32,
     seed: u64,
@@ -30,16 +31,24 @@ struct Args {
     output: Option<String>,
 }
 
-const USAGE: &str = "usage: bench --model physical --size N --droplets K --seed S [--in FILE] [--out FILE]";
+const USAGE: &str = "usage: bench --model physical [--mode sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE]";
 
 fn parse_args() -> Result<Args, String> {
-    let mut args =
-        Args { model: "physical".into(), size: 256, droplets: 200_000, seed: 1, input: None, output: None };
+    let mut args = Args {
+        model: "physical".into(),
+        mode: "sequential".into(),
+        size: 256,
+        droplets: 200_000,
+        seed: 1,
+        input: None,
+        output: None,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
             "--model" => args.model = value()?,
+            "--mode" => args.mode = value()?,
             "--size" => args.size = value()?.parse().map_err(|e| format!("--size: {e}"))?,
             "--droplets" => args.droplets = value()?.parse().map_err(|e| format!("--droplets: {e}"))?,
             "--seed" => args.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
@@ -88,7 +97,12 @@ fn run() -> Result<(), String> {
         "physical" => {
             let physical = Physical::new(params).map_err(|e| e.to_string())?;
             let clock = Clock::start();
-            let report = physical.run(&mut map, &mut rng).map_err(|e| e.to_string())?;
+            let report = match args.mode.as_str() {
+                "sequential" => physical.run(&mut map, &mut rng),
+                "lockstep" => physical.run_lockstep(&mut map, &mut rng),
+                other => return Err(format!("unknown mode {other:?} (sequential, lockstep)")),
+            }
+            .map_err(|e| e.to_string())?;
             (report, clock.stop())
         }
         other => return Err(format!("unknown model {other:?} (available: physical)")),
@@ -99,7 +113,7 @@ fn run() -> Result<(), String> {
     let (ns_per_step, cpu_ns_per_step) = (per_step(seconds), per_step(cpu_seconds));
     println!(
         concat!(
-            "{{\"model\":\"{}\",\"width\":{},\"height\":{},\"droplets\":{},\"steps\":{},",
+            "{{\"model\":\"{}\",\"mode\":\"{}\",\"width\":{},\"height\":{},\"droplets\":{},\"steps\":{},",
             "\"steps_per_droplet\":{:.1},\"seconds\":{:.6},\"ns_per_step\":{:.3},",
             "\"cpu_seconds\":{:.6},\"cpu_ns_per_step\":{:.3},",
             "\"mass_before\":{:.9},\"mass_after\":{:.9},\"outflow\":{:.9},\"eroded\":{:.9},",
@@ -107,6 +121,7 @@ fn run() -> Result<(), String> {
             "\"hash\":\"{:016x}\"}}"
         ),
         args.model,
+        args.mode,
         map.width(),
         map.height(),
         report.droplets,

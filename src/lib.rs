@@ -85,7 +85,7 @@ pub use error::{Error, GridError, ParamError};
 pub use grid::{Grid, GridMut, GridRef, Heightmap, MAX_SIDE};
 pub use normal::{BaseSampler, CentralDifference, EightFacet, NormalSampler, Offset, Sampler, UP};
 pub use params::ErosionParams;
-pub use physical::{DropletTrace, Physical};
+pub use physical::{DropletTrace, LOCKSTEP_LANES, Physical};
 pub use progress::{Control, PROGRESS_INTERVAL, Progress, Silent};
 pub use report::ErosionReport;
 pub use terrain::{fbm_terrain, island_falloff, island_terrain};

@@ -393,6 +393,19 @@ proptest! {
     }
 
     #[test]
+    fn lockstep_conserves_sediment_on_any_map(map in arb_map(), p in arb_params(), seed in any::<u64>()) {
+        let mut after = map.clone();
+        let physical = Physical::new(p).unwrap();
+        let report = physical.run_lockstep(&mut after, &mut Xoshiro256StarStar::seed_from_u64(seed)).unwrap();
+        prop_assert!(common::all_finite(&after));
+        let balance = MassBalance::new(&map, &after, report.outflow);
+        prop_assert!(balance.is_conserved(), "{:?} {:?}", balance, report);
+        let simulable = map.width() >= 3 && map.height() >= 3;
+        prop_assert_eq!(report.droplets, if simulable { u64::from(p.droplets) } else { 0 });
+        prop_assert!(report.steps <= u64::from(p.droplets) * u64::from(p.max_steps));
+    }
+
+    #[test]
     fn runs_are_deterministic(map in arb_map(), p in arb_params(), seed in any::<u64>()) {
         let mut a = map.clone();
         let mut b = map.clone();
@@ -429,4 +442,50 @@ fn progress_reports_and_cancels_leaving_the_map_balanced() {
     assert_eq!(partial, map);
     assert_eq!(full.steps, report.steps);
     assert!(!full.cancelled);
+}
+
+#[test]
+fn lockstep_is_deterministic_and_erodes_like_the_sequential_mode() {
+    let start = hydraulic_erosion::fbm_terrain(96, 96, 2).unwrap();
+    let physical = Physical::new(params(4_000)).unwrap();
+    let run = |lockstep: bool| {
+        let mut map = start.clone();
+        let mut rng = Xoshiro256StarStar::seed_from_u64(3);
+        let report = if lockstep {
+            physical.run_lockstep(&mut map, &mut rng).unwrap()
+        } else {
+            physical.run(&mut map, &mut rng).unwrap()
+        };
+        (map, report)
+    };
+    let (a, ra) = run(true);
+    let (b, rb) = run(true);
+    assert_eq!(common::map_hash(&a), common::map_hash(&b));
+    assert_eq!(ra, rb);
+    assert_eq!(ra.droplets, 4_000);
+    assert!(MassBalance::new(&start, &a, ra.outflow).is_conserved());
+
+    // Not the same bits as the sequential mode, but the same erosion.
+    let (s, rs) = run(false);
+    assert_ne!(common::map_hash(&a), common::map_hash(&s));
+    let close = |x: f64, y: f64| (x - y).abs() <= 0.1 * y.abs();
+    assert!(close(ra.eroded, rs.eroded), "{ra:?} {rs:?}");
+    assert!(close(ra.deposited, rs.deposited), "{ra:?} {rs:?}");
+    assert!(close(ra.steps_per_droplet(), rs.steps_per_droplet()), "{ra:?} {rs:?}");
+}
+
+#[test]
+fn lockstep_runs_cancel_with_the_map_balanced() {
+    use hydraulic_erosion::{Control, PROGRESS_INTERVAL};
+    let mut map = hydraulic_erosion::fbm_terrain(48, 48, 3).unwrap();
+    let before = map.clone();
+    let physical = Physical::new(params(10_000)).unwrap();
+    let mut stop =
+        |done: u64, _: u64| if done >= PROGRESS_INTERVAL { Control::Stop } else { Control::Continue };
+    let mut rng = Xoshiro256StarStar::seed_from_u64(9);
+    let report = physical.run_lockstep_with_progress(&mut map, &mut rng, &mut stop).unwrap();
+    assert!(report.cancelled);
+    assert!(report.droplets >= PROGRESS_INTERVAL && report.droplets < 10_000, "{report:?}");
+    assert!(report.stopped > 0);
+    assert!(MassBalance::new(&before, &map, report.outflow).is_conserved());
 }

@@ -33,3 +33,15 @@ fn physical_pit_safe_offset_run_is_stable() {
     Physical::with_sampler(params, sampler).unwrap().run_seeded(&mut map, 5).unwrap();
     assert_eq!(format!("{:016x}", common::map_hash(&map)), "8e87b074e96e5eb4");
 }
+
+#[test]
+fn physical_lockstep_run_is_stable() {
+    use hydraulic_erosion::rand_core::SeedableRng;
+    let mut map = fbm_terrain(64, 64, 7).unwrap();
+    let params = ErosionParams { droplets: 5_000, ..ErosionParams::default() };
+    let mut rng = rand_xoshiro::Xoshiro256StarStar::seed_from_u64(11);
+    let report = Physical::new(params).unwrap().run_lockstep(&mut map, &mut rng).unwrap();
+    assert_eq!(hydraulic_erosion::LOCKSTEP_LANES, 16);
+    assert_eq!(report.steps, 3_075_637);
+    assert_eq!(format!("{:016x}", common::map_hash(&map)), "297e52ff80a3d87e");
+}

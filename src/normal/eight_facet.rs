@@ -108,11 +108,12 @@ fn facet_block(around: [f32; 4], centre: f32, slope: f32, squares: f32, weight: 
 
 /// Each facet's run per cell of height difference: 1 for the cardinal facets,
 /// 1/2 for the diagonal ones (see [`EightFacet::from_neighbours`]).
-const SLOPE: [f32; 8] = [1.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.5];
+pub(crate) const SLOPE: [f32; 8] = [1.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.5];
 /// How many times `e²` enters each facet's squared length.
-const SQUARES: [f32; 8] = [1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0];
+pub(crate) const SQUARES: [f32; 8] = [1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0];
 /// Each facet's weight (seed 000).
-const WEIGHT: [f32; 8] = [CARDINAL, CARDINAL, CARDINAL, CARDINAL, DIAGONAL, DIAGONAL, DIAGONAL, DIAGONAL];
+pub(crate) const WEIGHT: [f32; 8] =
+    [CARDINAL, CARDINAL, CARDINAL, CARDINAL, DIAGONAL, DIAGONAL, DIAGONAL, DIAGONAL];
 
 impl NormalSampler for EightFacet {
     #[inline]

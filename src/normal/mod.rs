@@ -2,7 +2,7 @@
 
 mod builtin;
 mod central_difference;
-mod eight_facet;
+pub(crate) mod eight_facet;
 mod offset;
 
 pub use builtin::{BaseSampler, Sampler};
