@@ -63,6 +63,7 @@
 //! - `libm`: float maths through `libm`, for `no_std` targets (the crate is
 //!   `no_std` + `alloc` without `std`). Both give identical bits.
 //! - `serde`: `Serialize`/`Deserialize` for params, reports, samplers and grids.
+//! - `noise` (implies `std`): the `NoiseTerrain` generators.
 //! - `png` (implies `std`): 16-bit grayscale PNG heightmaps and RGB PNG previews.
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -74,6 +75,8 @@ extern crate std;
 mod balance;
 mod droplet;
 mod error;
+#[cfg(feature = "noise")]
+mod generate;
 mod grid;
 mod io;
 mod math;
@@ -89,6 +92,8 @@ mod terrain;
 pub use balance::MassBalance;
 pub use droplet::{Droplet, Fate};
 pub use error::{Error, GridError, ParamError};
+#[cfg(feature = "noise")]
+pub use generate::{NoiseKind, NoiseTerrain};
 pub use grid::{Grid, GridMut, GridRef, Heightmap, MAX_SIDE};
 pub use io::{
     DEFAULT_MAX_CELLS, Format, HeightRange, IoError, ReadOptions, decode_r16, decode_r32, encode_r16,
