@@ -91,7 +91,7 @@ pub fn progress_bar() -> impl FnMut(u64, u64) -> hydraulic_erosion::Control {
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:40}] {pos}/{len} droplets, {per_sec}, eta {eta}",
+            "{elapsed_precise} [{bar:40}] {pos}/{len} droplets, eta {eta}",
         )
         .expect("the template is valid")
         .progress_chars("=> "),
