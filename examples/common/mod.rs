@@ -90,11 +90,9 @@ pub fn default_terrain(size: usize, seed: u64) -> Result<(Heightmap, &'static st
 pub fn progress_bar() -> impl FnMut(u64, u64) -> hydraulic_erosion::Control {
     let bar = ProgressBar::new(0);
     bar.set_style(
-        ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:40}] {pos}/{len} droplets, eta {eta}",
-        )
-        .expect("the template is valid")
-        .progress_chars("=> "),
+        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} droplets, eta {eta}")
+            .expect("the template is valid")
+            .progress_chars("=> "),
     );
     move |done, total| {
         bar.set_length(total);
