@@ -40,6 +40,10 @@
 //!   [`Physical::trace`] to follow one droplet step by step.
 //! - [`ErosionReport`] and [`MassBalance`]: what a run did, and the conservation
 //!   check downstream property tests need.
+//! - Heightmap files ([`Format`]): raw r16 and r32 ([`decode_r16`],
+//!   [`encode_r32`], ...), 16-bit PNG with the `png` feature, an explicit
+//!   [`HeightRange`] for 16-bit samples, typed [`IoError`]s; previews
+//!   ([`Hillshade`] with [`Overlays`], [`erosion_map`]) as [`RgbImage`]s.
 //!
 //! # Guarantees
 //!
@@ -59,6 +63,8 @@
 //! - `libm`: float maths through `libm`, for `no_std` targets (the crate is
 //!   `no_std` + `alloc` without `std`). Both give identical bits.
 //! - `serde`: `Serialize`/`Deserialize` for params, reports, samplers and grids.
+//! - `noise` (implies `std`): the `NoiseTerrain` generators.
+//! - `png` (implies `std`): 16-bit grayscale PNG heightmaps and RGB PNG previews.
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -69,11 +75,15 @@ extern crate std;
 mod balance;
 mod droplet;
 mod error;
+#[cfg(feature = "noise")]
+mod generate;
 mod grid;
+mod io;
 mod math;
 mod normal;
 mod params;
 mod physical;
+mod preview;
 mod progress;
 mod random;
 mod report;
@@ -82,10 +92,21 @@ mod terrain;
 pub use balance::MassBalance;
 pub use droplet::{Droplet, Fate};
 pub use error::{Error, GridError, ParamError};
+#[cfg(feature = "noise")]
+pub use generate::{NoiseKind, NoiseTerrain};
 pub use grid::{Grid, GridMut, GridRef, Heightmap, MAX_SIDE};
+pub use io::{
+    DEFAULT_MAX_CELLS, Format, HeightRange, IoError, ReadOptions, decode_r16, decode_r32, encode_r16,
+    encode_r32,
+};
+#[cfg(feature = "png")]
+pub use io::{decode_png, encode_png};
+#[cfg(feature = "std")]
+pub use io::{read_heightmap, write_heightmap};
 pub use normal::{BaseSampler, CentralDifference, EightFacet, NormalSampler, Offset, Sampler, UP};
 pub use params::ErosionParams;
 pub use physical::{DropletTrace, LOCKSTEP_LANES, Physical};
+pub use preview::{Hillshade, Overlays, RgbImage, erosion_map};
 pub use progress::{Control, PROGRESS_INTERVAL, Progress, Silent};
 pub use report::ErosionReport;
 pub use terrain::{fbm_terrain, island_falloff, island_terrain};

@@ -1,0 +1,217 @@
+//! What the `erode` and `config` examples share: the models by name, the default
+//! terrain, a progress bar, and the files they write.
+//!
+//! A new model plugs in with a variant of [`Model`] and its arms in
+//! [`Model::by_name`], [`Model::name`] and [`Model::run`].
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use hydraulic_erosion::rand_core::SeedableRng;
+use hydraulic_erosion::{
+    ErosionParams, ErosionReport, HeightRange, Heightmap, Hillshade, MassBalance, Overlays, Physical,
+    Progress, erosion_map, write_heightmap,
+};
+use indicatif::{ProgressBar, ProgressStyle};
+use rand_xoshiro::Xoshiro256StarStar;
+
+/// An erosion model and its params; in a config file `{"physical": {...}}`.
+#[derive(Clone, Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase", deny_unknown_fields))]
+pub enum Model {
+    /// Newtonian droplets (seed 000).
+    Physical(ErosionParams),
+}
+
+/// The model names `by_name` knows, for messages.
+pub const MODELS: &str = "physical";
+
+/// What a run produced besides the eroded map: its report and any layers to draw
+/// over the preview (Hydrology's pool and stream maps).
+pub struct Outcome {
+    pub report: ErosionReport,
+    pub water: Option<Heightmap>,
+    pub streams: Option<Heightmap>,
+}
+
+impl Model {
+    /// The model called `name`, with its default params.
+    pub fn by_name(name: &str) -> Result<Self, String> {
+        match name {
+            "physical" => Ok(Self::Physical(ErosionParams::default())),
+            other => Err(format!("unknown model {other:?} (available: {MODELS})")),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Physical(_) => "physical",
+        }
+    }
+
+    /// Erodes `map` with droplets from `Xoshiro256StarStar::seed_from_u64(seed)`.
+    pub fn run(
+        &self,
+        map: &mut Heightmap,
+        seed: u64,
+        progress: &mut dyn Progress,
+    ) -> Result<Outcome, String> {
+        let mut rng = Xoshiro256StarStar::seed_from_u64(seed);
+        match self {
+            Self::Physical(params) => {
+                let physical = Physical::new(*params).map_err(|e| e.to_string())?;
+                let report =
+                    physical.run_with_progress(map, &mut rng, progress).map_err(|e| e.to_string())?;
+                Ok(Outcome { report, water: None, streams: None })
+            }
+        }
+    }
+}
+
+/// The terrain to erode when no file is given: a `NoiseTerrain` with the `noise`
+/// feature, else the built-in `fbm_terrain`.
+pub fn default_terrain(size: usize, seed: u64) -> Result<(Heightmap, &'static str), String> {
+    #[cfg(feature = "noise")]
+    let generated = hydraulic_erosion::NoiseTerrain::default()
+        .generate(size, size, seed)
+        .map(|map| (map, "NoiseTerrain (fBm)"))
+        .map_err(|e| e.to_string());
+    #[cfg(not(feature = "noise"))]
+    let generated = hydraulic_erosion::fbm_terrain(size, size, seed)
+        .map(|map| (map, "fbm_terrain"))
+        .map_err(|e| e.to_string());
+    generated
+}
+
+/// An `indicatif` bar on stderr, as a [`Progress`] callback (hidden when stderr
+/// is not a terminal).
+pub fn progress_bar() -> impl FnMut(u64, u64) -> hydraulic_erosion::Control {
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} droplets, eta {eta}")
+            .expect("the template is valid")
+            .progress_chars("=> "),
+    );
+    move |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+        if done == total {
+            bar.finish_and_clear();
+        }
+        hydraulic_erosion::Control::Continue
+    }
+}
+
+/// Erodes a copy of `before` with a progress bar, prints the report and the mass
+/// balance, and returns the eroded map.
+pub fn erode(model: &Model, before: &Heightmap, seed: u64) -> Result<(Heightmap, Outcome), String> {
+    let mut after = before.clone();
+    let start = Instant::now();
+    let outcome = model.run(&mut after, seed, &mut progress_bar())?;
+    let seconds = start.elapsed().as_secs_f64();
+    let balance = MassBalance::new(before, &after, outcome.report.outflow);
+    print_report(model.name(), (after.width(), after.height()), seconds, &outcome.report, &balance);
+    Ok((after, outcome))
+}
+
+/// Prints what a run did and whether it balanced.
+fn print_report(
+    name: &str,
+    size: (usize, usize),
+    seconds: f64,
+    report: &ErosionReport,
+    balance: &MassBalance,
+) {
+    println!(
+        "{name}: eroded {}x{} with {} droplets in {seconds:.2} s ({} steps, {:.1} per droplet)",
+        size.0,
+        size.1,
+        report.droplets,
+        report.steps,
+        report.steps_per_droplet()
+    );
+    println!(
+        "sediment: eroded {:.3}, deposited {:.3}, outflow {:.3}; balance error {:.3e} (relative {:.1e}, {})",
+        report.eroded,
+        report.deposited,
+        report.outflow,
+        balance.error(),
+        balance.relative_error(),
+        if balance.is_conserved() { "conserved" } else { "NOT conserved" }
+    );
+}
+
+/// The files to write, named in a directory; a config file's `outputs`.
+#[derive(Clone, Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
+pub struct Outputs {
+    /// The directory, created if missing.
+    pub dir: PathBuf,
+    /// Heightmap files of the map before erosion (format from the extension).
+    pub before: Vec<String>,
+    /// Heightmap files of the eroded map.
+    pub after: Vec<String>,
+    /// Shaded relief of the eroded map, with the run's water and streams.
+    pub preview: Option<String>,
+    /// Red eroded, blue deposited.
+    pub erosion: Option<String>,
+    /// The height range of 16-bit files; `None`: the range of both maps.
+    pub range: Option<HeightRange>,
+    /// How the preview is drawn.
+    pub hillshade: Hillshade,
+}
+
+impl Default for Outputs {
+    fn default() -> Self {
+        Self {
+            dir: "out".into(),
+            before: vec!["before.png".into()],
+            after: vec!["after.png".into(), "after.r32".into()],
+            preview: Some("preview.png".into()),
+            erosion: Some("erosion.png".into()),
+            range: None,
+            hillshade: Hillshade::default(),
+        }
+    }
+}
+
+impl Outputs {
+    /// Writes every file, printing each with its size.
+    pub fn write(&self, before: &Heightmap, after: &Heightmap, outcome: &Outcome) -> Result<(), String> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
+        let range = self.range.unwrap_or_else(|| HeightRange::of(before).union(HeightRange::of(after)));
+        println!("16-bit files map heights [{}, {}] to [0, 65535]", range.min, range.max);
+        for (names, map) in [(&self.before, before), (&self.after, after)] {
+            for name in names {
+                let path = self.dir.join(name);
+                write_heightmap(&path, map, range).map_err(|e| format!("{}: {e}", path.display()))?;
+                report_file(&path);
+            }
+        }
+        if let Some(name) = &self.preview {
+            let overlays = Overlays {
+                water: outcome.water.as_ref().map(|g| g.view()),
+                streams: outcome.streams.as_ref().map(|g| g.view()),
+            };
+            let picture = self.hillshade.render(after, overlays).map_err(|e| e.to_string())?;
+            let path = self.dir.join(name);
+            picture.save_png(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            report_file(&path);
+        }
+        if let Some(name) = &self.erosion {
+            let picture = erosion_map(before, after, None).map_err(|e| e.to_string())?;
+            let path = self.dir.join(name);
+            picture.save_png(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            report_file(&path);
+        }
+        Ok(())
+    }
+}
+
+fn report_file(path: &Path) {
+    let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    println!("wrote {} ({bytes} bytes)", path.display());
+}

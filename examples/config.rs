@@ -1,0 +1,150 @@
+//! Runs an erosion described by a JSON config file: the terrain (generated or read
+//! from a file), the model and its params, the seed, and the files to write.
+//!
+//! ```text
+//! cargo run --release --features png,serde,noise --example config -- [CONFIG]
+//! ```
+//!
+//! `CONFIG` defaults to `examples/config.json`, which shows every section:
+//!
+//! - `seed`: the run's seed (default 1); it also seeds a generated terrain.
+//! - `terrain`: `{"builtin": {"size": [W, H]}}` (the built-in `fbm_terrain`),
+//!   `{"noise": {"size": [W, H], "params": {...}}}` (`NoiseTerrain`'s fields), or
+//!   `{"file": {"path": "...", "options": {...}}}` (`ReadOptions`' fields).
+//! - `model`: `{"physical": {...}}` with `ErosionParams`' fields; missing ones
+//!   take their defaults, unknown ones are errors.
+//! - `outputs`: `dir`, `before` and `after` (lists of heightmap files, format from
+//!   the extension), `preview` and `erosion` (PNG names), `range` (of 16-bit
+//!   files), `hillshade` (`Hillshade`'s fields).
+//! - `report`: a file for the run's report, as JSON (optional).
+//!
+//! Paths are relative to the current directory.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use common::{Model, Outputs};
+use hydraulic_erosion::{Heightmap, NoiseTerrain, ReadOptions, fbm_terrain, read_heightmap};
+use serde::Deserialize;
+
+/// A whole run.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    #[serde(default = "default_seed")]
+    seed: u64,
+    terrain: Terrain,
+    model: Model,
+    #[serde(default)]
+    outputs: Outputs,
+    #[serde(default)]
+    report: Option<PathBuf>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// Where the terrain comes from.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+enum Terrain {
+    Builtin {
+        size: [usize; 2],
+    },
+    Noise {
+        size: [usize; 2],
+        #[serde(default)]
+        params: NoiseTerrain,
+    },
+    File {
+        path: PathBuf,
+        #[serde(default)]
+        options: ReadOptions,
+    },
+}
+
+impl Terrain {
+    fn load(&self, seed: u64) -> Result<Heightmap, String> {
+        match self {
+            Self::Builtin { size: [w, h] } => fbm_terrain(*w, *h, seed).map_err(|e| e.to_string()),
+            Self::Noise { size: [w, h], params } => params.generate(*w, *h, seed).map_err(|e| e.to_string()),
+            Self::File { path, options } => {
+                read_heightmap(path, options).map_err(|e| format!("{}: {e}", path.display()))
+            }
+        }
+    }
+}
+
+fn parse(text: &str) -> Result<Config, String> {
+    serde_json::from_str(text).map_err(|e| e.to_string())
+}
+
+fn run() -> Result<(), String> {
+    let path = std::env::args().nth(1).unwrap_or_else(|| "examples/config.json".into());
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+    let config = parse(&text).map_err(|e| format!("{path}: {e}"))?;
+    let before = config.terrain.load(config.seed)?;
+    println!(
+        "{path}: {}x{} terrain, model {}, seed {}",
+        before.width(),
+        before.height(),
+        config.model.name(),
+        config.seed
+    );
+    let (after, outcome) = common::erode(&config.model, &before, config.seed)?;
+    config.outputs.write(&before, &after, &outcome)?;
+    if let Some(report) = &config.report {
+        let json = serde_json::to_string_pretty(&outcome.report).map_err(|e| e.to_string())?;
+        std::fs::write(report, json + "\n").map_err(|e| format!("{}: {e}", report.display()))?;
+        println!("wrote {}", report.display());
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("config: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sample_config_parses_and_its_params_are_valid() {
+        let config = parse(include_str!("config.json")).unwrap();
+        let Terrain::Noise { size, params } = &config.terrain else { panic!("{:?}", config.terrain) };
+        assert_eq!(*size, [256, 256]);
+        params.validate().unwrap();
+        match &config.model {
+            Model::Physical(p) => {
+                p.validate().unwrap();
+                assert!(p.pit_safe && p.droplets == 150_000);
+            }
+        }
+        config.outputs.hillshade.validate().unwrap();
+        assert_eq!(config.outputs.after.len(), 3);
+    }
+
+    #[test]
+    fn mistakes_in_a_config_are_errors() {
+        let base = r#""terrain": {"builtin": {"size": [8, 8]}}"#;
+        assert!(parse(&format!(r#"{{{base}, "model": {{"physical": {{}}}}}}"#)).is_ok());
+        for bad in [
+            format!(r#"{{{base}, "model": {{"physcial": {{}}}}}}"#),
+            format!(r#"{{{base}, "model": {{"physical": {{"dorplets": 5}}}}}}"#),
+            format!(r#"{{{base}, "model": {{"physical": {{}}}}, "sed": 3}}"#),
+            r#"{"model": {"physical": {}}}"#.to_string(),
+        ] {
+            assert!(parse(&bad).is_err(), "{bad}");
+        }
+    }
+}
