@@ -38,6 +38,8 @@
 //!   [`CentralDifference`] and [`Offset`], plus [`Sampler`] for run-time choice.
 //! - [`Physical`]: Newtonian droplets with mass transfer (seed 000), with
 //!   [`Physical::trace`] to follow one droplet step by step.
+//! - [`Snowball`]: seed 001's snowballs, fast coarse erosion for islands, with
+//!   [`blur`], its 3 x 3 Gaussian as a mass-conserving post-process for any map.
 //! - [`ErosionReport`] and [`MassBalance`]: what a run did, and the conservation
 //!   check downstream property tests need.
 //!
@@ -67,6 +69,8 @@ extern crate alloc;
 extern crate std;
 
 mod balance;
+mod blur;
+mod carry;
 mod droplet;
 mod error;
 mod grid;
@@ -77,9 +81,11 @@ mod physical;
 mod progress;
 mod random;
 mod report;
+mod snowball;
 mod terrain;
 
 pub use balance::MassBalance;
+pub use blur::{BlurParams, BlurReport, blur};
 pub use droplet::{Droplet, Fate};
 pub use error::{Error, GridError, ParamError};
 pub use grid::{Grid, GridMut, GridRef, Heightmap, MAX_SIDE};
@@ -88,6 +94,7 @@ pub use params::ErosionParams;
 pub use physical::{DropletTrace, Physical};
 pub use progress::{Control, PROGRESS_INTERVAL, Progress, Silent};
 pub use report::ErosionReport;
+pub use snowball::{Snowball, SnowballParams};
 pub use terrain::{fbm_terrain, island_falloff, island_terrain};
 
 /// The `rand_core` version in this crate's signatures.
