@@ -4,6 +4,9 @@
 //! cargo run --release --example bench -- --model physical --size N --droplets K --seed S [--in FILE] [--out FILE]
 //! ```
 //!
+//! `--model snowball` runs [`Snowball`] with its defaults and `K` snowballs
+//! (`droplets` and `steps` in the output count snowballs and their iterations).
+//!
 //! `--in` reads `N*N` little-endian `f32`, row-major (the format of
 //! `../shared/refbench`'s `--write-map`); without it the built-in
 //! [`fbm_terrain`] is used, which for the same `N` and seed is the reference's own
@@ -16,7 +19,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use hydraulic_erosion::rand_core::SeedableRng;
-use hydraulic_erosion::{ErosionParams, Heightmap, MassBalance, Physical, fbm_terrain};
+use hydraulic_erosion::{
+    ErosionParams, Heightmap, MassBalance, Physical, Snowball, SnowballParams, fbm_terrain,
+};
 use rand_xoshiro::Xoshiro256StarStar;
 
 struct Args {
@@ -28,7 +33,8 @@ struct Args {
     output: Option<String>,
 }
 
-const USAGE: &str = "usage: bench --model physical --size N --droplets K --seed S [--in FILE] [--out FILE]";
+const USAGE: &str =
+    "usage: bench --model physical|snowball --size N --droplets K --seed S [--in FILE] [--out FILE]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args =
@@ -89,7 +95,16 @@ fn run() -> Result<(), String> {
             let report = physical.run(&mut map, &mut rng).map_err(|e| e.to_string())?;
             (report, start.elapsed().as_secs_f64())
         }
-        other => return Err(format!("unknown model {other:?} (available: physical)")),
+        "snowball" => {
+            // `--droplets` snowballs (0.4 per cell is round(0.4 * N * N)); steps
+            // are snowball iterations; the run includes the final blur.
+            let params = SnowballParams { snowballs: Some(args.droplets), ..SnowballParams::default() };
+            let snowball = Snowball::new(params).map_err(|e| e.to_string())?;
+            let start = Instant::now();
+            let report = snowball.run(&mut map, &mut rng).map_err(|e| e.to_string())?;
+            (report, start.elapsed().as_secs_f64())
+        }
+        other => return Err(format!("unknown model {other:?} (available: physical, snowball)")),
     };
 
     let balance = MassBalance::new(&before, &map, report.outflow);

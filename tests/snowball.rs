@@ -433,3 +433,17 @@ proptest! {
         prop_assert_eq!(ra, rb);
     }
 }
+
+#[cfg(feature = "serde")]
+#[test]
+fn params_round_trip_through_config_files() {
+    let params = SnowballParams { snowballs: Some(35_000), blur: false, ..SnowballParams::default() };
+    let json = serde_json::to_string(&params).unwrap();
+    assert_eq!(serde_json::from_str::<SnowballParams>(&json).unwrap(), params);
+    // A config file names only what it changes.
+    let partial: SnowballParams = serde_json::from_str(r#"{"drops_per_cell": 0.6, "radius": 1.2}"#).unwrap();
+    assert_eq!(partial, SnowballParams { drops_per_cell: 0.6, radius: 1.2, ..SnowballParams::default() });
+    assert!(serde_json::from_str::<SnowballParams>(r#"{"snowbals": 10}"#).is_err());
+    let blur: BlurParams = serde_json::from_str(r#"{"passes": 2}"#).unwrap();
+    assert_eq!(blur, BlurParams { passes: 2, ..BlurParams::default() });
+}
