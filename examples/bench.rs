@@ -1,8 +1,11 @@
 //! Measures one erosion run and prints one line of JSON.
 //!
 //! ```text
-//! cargo run --release --example bench -- --model physical [--mode sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE]
+//! cargo run --release --example bench -- --model physical|snowball [--mode sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE]
 //! ```
+//!
+//! `--model snowball` runs [`Snowball`] with its defaults and `K` snowballs
+//! (`droplets` and `steps` in the output count snowballs and their iterations).
 //!
 //! `--in` reads `N*N` little-endian `f32`, row-major (the format of
 //! `../shared/refbench`'s `--write-map`); without it the built-in
@@ -18,7 +21,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use hydraulic_erosion::rand_core::SeedableRng;
-use hydraulic_erosion::{ErosionParams, Heightmap, MassBalance, Physical, fbm_terrain};
+use hydraulic_erosion::{
+    ErosionParams, Heightmap, MassBalance, Physical, Snowball, SnowballParams, fbm_terrain,
+};
 use rand_xoshiro::Xoshiro256StarStar;
 
 struct Args {
@@ -31,7 +36,7 @@ struct Args {
     output: Option<String>,
 }
 
-const USAGE: &str = "usage: bench --model physical [--mode sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE]";
+const USAGE: &str = "usage: bench --model physical|snowball [--mode sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -105,7 +110,16 @@ fn run() -> Result<(), String> {
             .map_err(|e| e.to_string())?;
             (report, clock.stop())
         }
-        other => return Err(format!("unknown model {other:?} (available: physical)")),
+        "snowball" => {
+            // `--droplets` snowballs (0.4 per cell is round(0.4 * N * N)); steps
+            // are snowball iterations; the run includes the final blur.
+            let params = SnowballParams { snowballs: Some(args.droplets), ..SnowballParams::default() };
+            let snowball = Snowball::new(params).map_err(|e| e.to_string())?;
+            let clock = Clock::start();
+            let report = snowball.run(&mut map, &mut rng).map_err(|e| e.to_string())?;
+            (report, clock.stop())
+        }
+        other => return Err(format!("unknown model {other:?} (available: physical, snowball)")),
     };
 
     let balance = MassBalance::new(&before, &map, report.outflow);

@@ -51,6 +51,10 @@ pub enum Fate {
     /// (extreme heights or parameters); it stopped before that step and put its
     /// load down where it stood.
     Unstable,
+    /// It reached flat ground (a surface normal of exactly `(0, 1, 0)`: a
+    /// [`Snowball`](crate::Snowball) in the sea or on a plateau); it put its load
+    /// down where it stood.
+    Flat,
     /// The caller stopped it (a [`DropletTrace`](crate::DropletTrace) dropped
     /// before its end); it put its load down where it stood.
     Stopped,

@@ -38,6 +38,8 @@
 //!   [`CentralDifference`] and [`Offset`], plus [`Sampler`] for run-time choice.
 //! - [`Physical`]: Newtonian droplets with mass transfer (seed 000), with
 //!   [`Physical::trace`] to follow one droplet step by step.
+//! - [`Snowball`]: seed 001's snowballs, fast coarse erosion for islands, with
+//!   [`blur`], its 3 x 3 Gaussian as a mass-conserving post-process for any map.
 //! - [`ErosionReport`] and [`MassBalance`]: what a run did, and the conservation
 //!   check downstream property tests need.
 //! - Heightmap files ([`Format`]): raw r16 and r32 ([`decode_r16`],
@@ -73,6 +75,8 @@ extern crate alloc;
 extern crate std;
 
 mod balance;
+mod blur;
+mod carry;
 mod droplet;
 mod error;
 #[cfg(feature = "noise")]
@@ -87,9 +91,11 @@ mod preview;
 mod progress;
 mod random;
 mod report;
+mod snowball;
 mod terrain;
 
 pub use balance::MassBalance;
+pub use blur::{BlurParams, BlurReport, blur};
 pub use droplet::{Droplet, Fate};
 pub use error::{Error, GridError, ParamError};
 #[cfg(feature = "noise")]
@@ -109,6 +115,7 @@ pub use physical::{DropletTrace, LOCKSTEP_LANES, Physical};
 pub use preview::{Hillshade, Overlays, RgbImage, erosion_map};
 pub use progress::{Control, PROGRESS_INTERVAL, Progress, Silent};
 pub use report::ErosionReport;
+pub use snowball::{Snowball, SnowballParams};
 pub use terrain::{fbm_terrain, island_falloff, island_terrain};
 
 /// The `rand_core` version in this crate's signatures.

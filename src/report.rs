@@ -33,6 +33,8 @@ pub struct ErosionReport {
     pub unstable: u64,
     /// Droplets stopped by the caller.
     pub stopped: u64,
+    /// Droplets (snowballs) that came to rest on flat ground.
+    pub flat: u64,
     /// Whether a [`Progress`](crate::Progress) callback stopped the run early;
     /// the counts above are then those of the work done.
     pub cancelled: bool,
@@ -51,6 +53,7 @@ impl ErosionReport {
         self.step_limited += other.step_limited;
         self.unstable += other.unstable;
         self.stopped += other.stopped;
+        self.flat += other.flat;
         self.cancelled |= other.cancelled;
     }
 
@@ -68,6 +71,7 @@ impl ErosionReport {
             Fate::StepLimit => self.step_limited += 1,
             Fate::Unstable => self.unstable += 1,
             Fate::Stopped => self.stopped += 1,
+            Fate::Flat => self.flat += 1,
         }
     }
 

@@ -1,0 +1,36 @@
+//! Exact books for `f32` cells: apply a change, know what was applied.
+
+/// Adds `amount` to `cells[index]` in `f32` and returns `(old, new)`, or `None`
+/// (the cell untouched) if the result would not be finite.
+#[inline]
+pub(crate) fn add(cells: &mut [f32], index: usize, amount: f64) -> Option<(f32, f32)> {
+    let old = cells[index];
+    let new = (f64::from(old) + amount) as f32;
+    if new.is_finite() {
+        cells[index] = new;
+        Some((old, new))
+    } else {
+        None
+    }
+}
+
+/// Index of the first cell of smallest magnitude: where `f32` resolves a small
+/// remainder best.
+pub(crate) fn smallest_magnitude(cells: &[f32]) -> usize {
+    let mut best = (f32::INFINITY, 0);
+    for (i, h) in cells.iter().enumerate() {
+        if h.abs() < best.0 {
+            best = (h.abs(), i);
+        }
+    }
+    best.1
+}
+
+/// Places `remainder` (the sub-ulp leftover of exact books) on the cell of
+/// smallest magnitude; returns `(old, new)` of that cell if it changed.
+pub(crate) fn flush(cells: &mut [f32], remainder: f64) -> Option<(f32, f32)> {
+    if remainder == 0.0 {
+        return None;
+    }
+    add(cells, smallest_magnitude(cells), remainder)
+}
