@@ -38,6 +38,9 @@
 //!   [`CentralDifference`] and [`Offset`], plus [`Sampler`] for run-time choice.
 //! - [`Physical`]: Newtonian droplets with mass transfer (seed 000), with
 //!   [`Physical::trace`] to follow one droplet step by step.
+//! - [`Hydrology`]: seed 002's particles coupled to stream, pool and vegetation
+//!   maps (descend, flood, drains, trees), with water books in
+//!   [`HydrologyReport`].
 //! - [`ErosionReport`] and [`MassBalance`]: what a run did, and the conservation
 //!   check downstream property tests need.
 //!
@@ -70,6 +73,7 @@ mod balance;
 mod droplet;
 mod error;
 mod grid;
+mod hydrology;
 mod math;
 mod normal;
 mod params;
@@ -83,6 +87,7 @@ pub use balance::MassBalance;
 pub use droplet::{Droplet, Fate};
 pub use error::{Error, GridError, ParamError};
 pub use grid::{Grid, GridMut, GridRef, Heightmap, MAX_SIDE};
+pub use hydrology::{Hydrology, HydrologyParams, HydrologyReport, PhaseTimes};
 pub use normal::{BaseSampler, CentralDifference, EightFacet, NormalSampler, Offset, Sampler, UP};
 pub use params::ErosionParams;
 pub use physical::{DropletTrace, Physical};
