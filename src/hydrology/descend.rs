@@ -66,6 +66,7 @@ impl World<'_> {
             if !(px.is_finite() && py.is_finite() && vx.is_finite() && vy.is_finite()) {
                 return Descent::End(End::Unstable);
             }
+            let previous = p.position;
             p.velocity = Vec2::new(vx, vy);
             p.position = Vec2::new(px, py);
             let off_map = !(px >= 0.0 && py >= 0.0 && px < self.width as f32 && py < self.height as f32);
@@ -108,6 +109,12 @@ impl World<'_> {
             p.water = left;
 
             if self.pool[next] > 0.0 {
+                if self.surface[next] > self.heights[here] {
+                    // Below the pool's surface, the particle is in a hollow beside
+                    // it (often the drain it just spilled to): flood here, which
+                    // fills the hollow up to the pool, not back into the pool.
+                    p.position = previous;
+                }
                 return Descent::Flood;
             }
             if self.stream[next] >= k.stall_stream && (ax * ax + az * az) < k.stall_acceleration2 {

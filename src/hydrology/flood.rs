@@ -84,10 +84,16 @@ impl World<'_> {
     /// water level moves `drainage` of the way towards the lowest one, the water
     /// this releases joins the particle, and the particle moves to the drain. Else
     /// if the volume under the plane fits in the particle, the set is filled to the
-    /// plane; otherwise the attempt fails. The plane then moves by `approach` times
-    /// the volume difference spread over the set. Unlike the original, the water
-    /// level only rises on a fill that succeeded (the original also raises it after
-    /// a failed attempt, which makes the pool's own cells look like drains).
+    /// plane and the plane rises by `approach` times the remaining volume spread
+    /// over the set; otherwise the attempt fails and the plane is lowered. Two
+    /// changes from the original, which can fail ten times in a row and drop the
+    /// water: a failed attempt lowers the plane to where the line from the water
+    /// level to the failed plane meets the particle's volume (the volume under the
+    /// plane is convex in its height, so the next attempt fits), where the original
+    /// lowers it by `approach` times the excess (approaching from above without ever
+    /// fitting); and the water level only rises on a fill that succeeded (the
+    /// original also raises it after a failed attempt, which makes the pool's own
+    /// cells look like drains).
     pub(super) fn flood(&mut self, p: &mut Particle) -> Flood {
         let k = self.k;
         self.report.floods += 1;
@@ -148,13 +154,16 @@ impl World<'_> {
                     level = plane;
                 }
                 plane += k.approach * p.water / (n * vf);
-            } else {
-                if plane > level {
-                    fails += 1;
-                    if fails >= k.max_fails {
-                        return Flood::Failed;
-                    }
+            } else if plane > level {
+                fails += 1;
+                if fails >= k.max_fails {
+                    return Flood::Failed;
                 }
+                // The volume under the plane grows at least as fast as the line from
+                // the water level to this attempt, so where that line meets the
+                // particle's volume the next attempt fits.
+                plane = level + (plane - level) * (p.water / volume);
+            } else {
                 plane += k.approach * (p.water - volume) / (n * vf);
             }
         }
