@@ -80,7 +80,8 @@ impl World<'_> {
     /// Seed 002: a test plane starts at the water level there; each attempt fills
     /// the set of cells connected (8-way) below the plane and at or above the water
     /// level, noting drains (cells of the fill below the water level; with a sea
-    /// level, the border beyond set cells at the border). If a drain is found, the
+    /// level at or below the water level, the sea beyond set cells on the border,
+    /// and a pool open to the border never rises above the sea). If a drain is found, the
     /// water level moves `drainage` of the way towards the lowest one, the water
     /// this releases joins the particle, and the particle moves to the drain. Else
     /// if the volume under the plane fits in the particle, the set is filled to the
@@ -114,7 +115,7 @@ impl World<'_> {
             if p.water <= k.min_volume {
                 return Flood::Placed;
             }
-            let (outlet, depth_sum) = self.fill(start, plane, level);
+            let (outlet, depth_sum, at_border) = self.fill(start, plane, level);
             let n = self.scratch.set.len() as f64;
             if let Some((outlet, outlet_level)) = outlet {
                 self.report.drains += 1;
@@ -138,6 +139,13 @@ impl World<'_> {
             }
             if n == 0.0 {
                 return Flood::Failed;
+            }
+            if let Some(sea) = k.sea_level {
+                if at_border && plane > sea {
+                    // A pool open to the sea rises to sea level and no further.
+                    plane = sea;
+                    continue;
+                }
             }
             let volume = depth_sum * vf;
             if plane > level && volume <= p.water {
@@ -172,10 +180,12 @@ impl World<'_> {
 
     /// One flood fill from `start` under `plane` (an explicit stack, 8-way): leaves
     /// the flood set in the scratch and returns the lowest drain (first found on a
-    /// tie) with its level, and the sum of `plane - level` over the set.
-    fn fill(&mut self, start: usize, plane: f64, level: f64) -> (Option<(Outlet, f64)>, f64) {
+    /// tie) with its level, the sum of `plane - level` over the set, and whether
+    /// the set reaches the map border.
+    fn fill(&mut self, start: usize, plane: f64, level: f64) -> (Option<(Outlet, f64)>, f64, bool) {
         let (w, h) = (self.width, self.height);
-        let sea = self.k.sea_level.filter(|&sea| sea < level);
+        // A pool at sea level and open to it sends any more water into the sea.
+        let sea = self.k.sea_level.filter(|&sea| sea <= level);
         let scratch = &mut *self.scratch;
         let epoch = scratch.next_epoch();
         scratch.set.clear();
@@ -190,6 +200,7 @@ impl World<'_> {
         };
         let mut depth_sum = 0.0;
         let mut visits = 0;
+        let mut at_border = false;
         while let Some(i) = scratch.stack.pop() {
             visits += 1;
             let depth = f64::from(self.pool[i]);
@@ -206,8 +217,9 @@ impl World<'_> {
             scratch.set.push(i);
             depth_sum += plane - s;
             let (x, y) = (i % w, i / w);
-            if let Some(sea) = sea {
-                if x == 0 || y == 0 || x + 1 == w || y + 1 == h {
+            if x == 0 || y == 0 || x + 1 == w || y + 1 == h {
+                at_border = true;
+                if let Some(sea) = sea {
                     lower(Outlet::Sea, sea);
                 }
             }
@@ -223,6 +235,6 @@ impl World<'_> {
             }
         }
         self.report.flood_cells += visits;
-        (outlet, depth_sum)
+        (outlet, depth_sum, at_border)
     }
 }
