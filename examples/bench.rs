@@ -11,12 +11,19 @@
 //! the reference's stream, so both start droplets at the same positions. `--out`
 //! writes the eroded map in the input's format. Only the simulation is timed.
 //! `hash` is FNV-1a over the output's bits, as the reference's `map_hash`.
+//!
+//! `--model hydrology` runs `Hydrology` with its defaults and `--droplets`
+//! particles on the same map and stream, and adds the water books, the flood
+//! counts, the time spent descending and flooding (`descend_seconds`,
+//! `flood_seconds`), the wet cells and the trees to the line.
 
 use std::process::ExitCode;
 use std::time::Instant;
 
 use hydraulic_erosion::rand_core::SeedableRng;
-use hydraulic_erosion::{ErosionParams, Heightmap, MassBalance, Physical, fbm_terrain};
+use hydraulic_erosion::{
+    ErosionParams, Heightmap, Hydrology, HydrologyParams, MassBalance, Physical, fbm_terrain,
+};
 use rand_xoshiro::Xoshiro256StarStar;
 
 struct Args {
@@ -28,7 +35,8 @@ struct Args {
     output: Option<String>,
 }
 
-const USAGE: &str = "usage: bench --model physical --size N --droplets K --seed S [--in FILE] [--out FILE]";
+const USAGE: &str =
+    "usage: bench --model physical|hydrology --size N --droplets K --seed S [--in FILE] [--out FILE]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args =
@@ -82,6 +90,8 @@ fn run() -> Result<(), String> {
     let mut rng = Xoshiro256StarStar::seed_from_u64(args.seed ^ 0xD50F_1E7D);
     let params = ErosionParams { droplets: args.droplets, ..ErosionParams::default() };
 
+    // Model-specific fields appended to the JSON line.
+    let mut extra = String::new();
     let (report, seconds) = match args.model.as_str() {
         "physical" => {
             let physical = Physical::new(params).map_err(|e| e.to_string())?;
@@ -89,7 +99,39 @@ fn run() -> Result<(), String> {
             let report = physical.run(&mut map, &mut rng).map_err(|e| e.to_string())?;
             (report, start.elapsed().as_secs_f64())
         }
-        other => return Err(format!("unknown model {other:?} (available: physical)")),
+        "hydrology" => {
+            let params = HydrologyParams { particles: args.droplets, ..HydrologyParams::default() };
+            let mut hydrology =
+                Hydrology::new(params, map.width(), map.height()).map_err(|e| e.to_string())?;
+            let start = Instant::now();
+            let report = hydrology.run(&mut map, &mut rng).map_err(|e| e.to_string())?;
+            let seconds = start.elapsed().as_secs_f64();
+            let times = hydrology.phase_times();
+            extra = format!(
+                concat!(
+                    ",\"rain\":{:.9},\"pooled\":{:.9},\"evaporated\":{:.9},\"water_outflow\":{:.9},",
+                    "\"dropped\":{:.9},\"water_error\":{:e},\"water_balanced\":{},\"floods\":{},",
+                    "\"flood_cells\":{},\"drains\":{},\"descend_seconds\":{:.6},\"flood_seconds\":{:.6},",
+                    "\"wet_cells\":{},\"trees\":{}"
+                ),
+                report.rain,
+                report.pooled,
+                report.evaporated,
+                report.water_outflow,
+                report.dropped,
+                report.water_error(),
+                report.is_water_balanced(),
+                report.floods,
+                report.flood_cells,
+                report.drains,
+                times.descend_seconds,
+                times.flood_seconds,
+                hydrology.pool().cells().iter().filter(|&&d| d > 0.0).count(),
+                hydrology.trees().len(),
+            );
+            (report.erosion, seconds)
+        }
+        other => return Err(format!("unknown model {other:?} (available: physical, hydrology)")),
     };
 
     let balance = MassBalance::new(&before, &map, report.outflow);
@@ -100,7 +142,7 @@ fn run() -> Result<(), String> {
             "\"steps_per_droplet\":{:.1},\"seconds\":{:.6},\"ns_per_step\":{:.3},",
             "\"mass_before\":{:.9},\"mass_after\":{:.9},\"outflow\":{:.9},\"eroded\":{:.9},",
             "\"deposited\":{:.9},\"balance_error\":{:e},\"relative_error\":{:e},\"conserved\":{},",
-            "\"hash\":\"{:016x}\"}}"
+            "\"hash\":\"{:016x}\"{}}}"
         ),
         args.model,
         map.width(),
@@ -119,6 +161,7 @@ fn run() -> Result<(), String> {
         balance.relative_error(),
         balance.is_conserved(),
         map_hash(&map),
+        extra,
     );
     if let Some(path) = &args.output {
         write_map(path, &map)?;
