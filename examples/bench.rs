@@ -16,13 +16,19 @@
 //! `hash` is FNV-1a over the output's bits, as the reference's `map_hash`.
 //! `cpu_seconds` is the thread's CPU time over the simulation (Linux; elsewhere
 //! the wall time), steadier than `seconds` on a shared machine.
+//!
+//! `--model hydrology` runs `Hydrology` with its defaults and `--droplets`
+//! particles on the same map and stream, and adds the water books, the flood
+//! counts, the time spent descending and flooding (`descend_seconds`,
+//! `flood_seconds`), the wet cells and the trees to the line.
 
 use std::process::ExitCode;
 use std::time::Instant;
 
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{
-    ErosionParams, Heightmap, MassBalance, Physical, Snowball, SnowballParams, fbm_terrain,
+    ErosionParams, Heightmap, Hydrology, HydrologyParams, MassBalance, Physical, Snowball, SnowballParams,
+    fbm_terrain,
 };
 use rand_xoshiro::Xoshiro256StarStar;
 
@@ -36,7 +42,7 @@ struct Args {
     output: Option<String>,
 }
 
-const USAGE: &str = "usage: bench --model physical|snowball [--mode sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE]";
+const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -98,6 +104,8 @@ fn run() -> Result<(), String> {
     let mut rng = Xoshiro256StarStar::seed_from_u64(args.seed ^ 0xD50F_1E7D);
     let params = ErosionParams { droplets: args.droplets, ..ErosionParams::default() };
 
+    // Model-specific fields appended to the JSON line.
+    let mut extra = String::new();
     let (report, (seconds, cpu_seconds)) = match args.model.as_str() {
         "physical" => {
             let physical = Physical::new(params).map_err(|e| e.to_string())?;
@@ -119,7 +127,39 @@ fn run() -> Result<(), String> {
             let report = snowball.run(&mut map, &mut rng).map_err(|e| e.to_string())?;
             (report, clock.stop())
         }
-        other => return Err(format!("unknown model {other:?} (available: physical, snowball)")),
+        "hydrology" => {
+            let params = HydrologyParams { particles: args.droplets, ..HydrologyParams::default() };
+            let mut hydrology =
+                Hydrology::new(params, map.width(), map.height()).map_err(|e| e.to_string())?;
+            let clock = Clock::start();
+            let report = hydrology.run(&mut map, &mut rng).map_err(|e| e.to_string())?;
+            let seconds = clock.stop();
+            let times = hydrology.phase_times();
+            extra = format!(
+                concat!(
+                    ",\"rain\":{:.9},\"pooled\":{:.9},\"evaporated\":{:.9},\"water_outflow\":{:.9},",
+                    "\"dropped\":{:.9},\"water_error\":{:e},\"water_balanced\":{},\"floods\":{},",
+                    "\"flood_cells\":{},\"drains\":{},\"descend_seconds\":{:.6},\"flood_seconds\":{:.6},",
+                    "\"wet_cells\":{},\"trees\":{}"
+                ),
+                report.rain,
+                report.pooled,
+                report.evaporated,
+                report.water_outflow,
+                report.dropped,
+                report.water_error(),
+                report.is_water_balanced(),
+                report.floods,
+                report.flood_cells,
+                report.drains,
+                times.descend_seconds,
+                times.flood_seconds,
+                hydrology.pool().cells().iter().filter(|&&d| d > 0.0).count(),
+                hydrology.trees().len(),
+            );
+            (report.erosion, seconds)
+        }
+        other => return Err(format!("unknown model {other:?} (available: physical, snowball, hydrology)")),
     };
 
     let balance = MassBalance::new(&before, &map, report.outflow);
@@ -132,7 +172,7 @@ fn run() -> Result<(), String> {
             "\"cpu_seconds\":{:.6},\"cpu_ns_per_step\":{:.3},",
             "\"mass_before\":{:.9},\"mass_after\":{:.9},\"outflow\":{:.9},\"eroded\":{:.9},",
             "\"deposited\":{:.9},\"balance_error\":{:e},\"relative_error\":{:e},\"conserved\":{},",
-            "\"hash\":\"{:016x}\"}}"
+            "\"hash\":\"{:016x}\"{}}}"
         ),
         args.model,
         args.mode,
@@ -154,6 +194,7 @@ fn run() -> Result<(), String> {
         balance.relative_error(),
         balance.is_conserved(),
         map_hash(&map),
+        extra,
     );
     if let Some(path) = &args.output {
         write_map(path, &map)?;

@@ -40,6 +40,9 @@
 //!   [`Physical::trace`] to follow one droplet step by step.
 //! - [`Snowball`]: seed 001's snowballs, fast coarse erosion for islands, with
 //!   [`blur`], its 3 x 3 Gaussian as a mass-conserving post-process for any map.
+//! - [`Hydrology`]: seed 002's particles coupled to stream, pool and vegetation
+//!   maps (descend, flood, drains, trees), with water books in
+//!   [`HydrologyReport`].
 //! - [`ErosionReport`] and [`MassBalance`]: what a run did, and the conservation
 //!   check downstream property tests need.
 //! - Heightmap files ([`Format`]): raw r16 and r32 ([`decode_r16`],
@@ -82,6 +85,7 @@ mod error;
 #[cfg(feature = "noise")]
 mod generate;
 mod grid;
+mod hydrology;
 mod io;
 mod math;
 mod normal;
@@ -101,6 +105,7 @@ pub use error::{Error, GridError, ParamError};
 #[cfg(feature = "noise")]
 pub use generate::{NoiseKind, NoiseTerrain};
 pub use grid::{Grid, GridMut, GridRef, Heightmap, MAX_SIDE};
+pub use hydrology::{Hydrology, HydrologyParams, HydrologyReport, PhaseTimes};
 pub use io::{
     DEFAULT_MAX_CELLS, Format, HeightRange, IoError, ReadOptions, decode_r16, decode_r32, encode_r16,
     encode_r32,

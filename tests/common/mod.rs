@@ -39,3 +39,26 @@ pub fn smooth_terrain(size: usize, seed: u64) -> Heightmap {
     })
     .unwrap()
 }
+
+/// Proptest cases: `PROPTEST_CASES` if set, else `default`.
+pub fn proptest_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// A generator that replays fixed words in a loop (to place droplets by hand).
+pub struct Replay(pub Vec<u64>, pub usize);
+
+impl hydraulic_erosion::rand_core::TryRng for Replay {
+    type Error = core::convert::Infallible;
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        Ok(self.try_next_u64()? as u32)
+    }
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        self.1 += 1;
+        Ok(self.0[(self.1 - 1) % self.0.len()])
+    }
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        dst.fill(0);
+        Ok(())
+    }
+}

@@ -1,0 +1,31 @@
+//! Criterion benches: the Hydrology simulator at 256, 512 and 1024 a side
+//! (throughput in particles), on the built-in terrain with default params.
+//!
+//! `cargo bench --bench hydrology`. The bench example (`--model hydrology`)
+//! prints the time spent descending and flooding for a full-size run.
+
+use std::hint::black_box;
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use hydraulic_erosion::{Hydrology, HydrologyParams, fbm_terrain};
+
+fn hydrology(c: &mut Criterion) {
+    let mut group = c.benchmark_group("hydrology");
+    group.sample_size(10);
+    for (size, particles) in [(256, 5_000), (512, 5_000), (1024, 2_000)] {
+        let map = fbm_terrain(size, size, 1).unwrap();
+        let params = HydrologyParams { particles, ..HydrologyParams::default() };
+        group.throughput(Throughput::Elements(u64::from(particles)));
+        group.bench_function(format!("sequential/{size}"), |b| {
+            b.iter_batched_ref(
+                || (map.clone(), Hydrology::new(params, size, size).unwrap()),
+                |(m, h)| black_box(h.run_seeded(m, 1).unwrap()),
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, hydrology);
+criterion_main!(benches);

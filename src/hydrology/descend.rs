@@ -1,0 +1,168 @@
+//! Descend: the `Physical` droplet with effective parameters from the stream and
+//! vegetation maps (seed 002), until it leaves the map, evaporates, or stops into
+//! a flood.
+
+use glam::Vec2;
+
+use super::erf::erf;
+use super::world::{End, Particle, World};
+use crate::grid::GridRef;
+use crate::math;
+use crate::normal::EightFacet;
+
+/// How a descent ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Descent {
+    /// The particle entered a pool, or stalled on a stream: flood where it stands.
+    Flood,
+    /// The particle is done (it has not been booked yet).
+    End(End),
+}
+
+impl World<'_> {
+    /// Moves particle `p` downhill, eroding and depositing, and records the cells
+    /// it visits in the batch's track.
+    ///
+    /// Each step is `Physical`'s (seed 000's equations; the normal and the next
+    /// cell's height read the water surface), with, from the maps at the cell the
+    /// step starts on (stream and vegetation clamped to `[0, 1]`):
+    /// friction `× (1 - 0.5 stream)`, evaporation `× (1 - 0.2 stream)`, mass
+    /// transfer `× (1 - vegetation)`, capacity `× (1 + entrainment erf(0.4 stream))`.
+    ///
+    /// `steps_left` is the particle's step budget (`max_steps` for its whole
+    /// life); each step takes one, and running out ends the particle.
+    pub(super) fn descend(&mut self, p: &mut Particle, steps_left: &mut u32) -> Descent {
+        let k = self.k;
+        if self.pool[self.index_of(p.position)] > 0.0 {
+            // Rain on a lake, or a spill into a lower pool.
+            return Descent::Flood;
+        }
+        while *steps_left > 0 {
+            *steps_left -= 1;
+            if p.water <= k.min_volume {
+                return Descent::End(End::Evaporated);
+            }
+            let here = self.index_of(p.position);
+            let (x, y) = (here % self.width, here / self.width);
+            self.track[here] = self.stamp;
+            let stream = self.stream[here].clamp(0.0, 1.0);
+            let roots = self.vegetation[here].clamp(0.0, 1.0);
+            let grid = GridRef::new_unchecked(self.width, self.height, &*self.surface);
+            let n = EightFacet::at(&grid, x, y, k.height_scale);
+            self.report.erosion.steps += 1;
+            // The particle is never on a pool here, so the surface is the terrain.
+            let h_here = self.heights[here];
+
+            // Newton with forward Euler; friction after the move (seed 000's order).
+            let water = p.water as f32;
+            let inv_mass = 1.0 / (k.density * water);
+            let (ax, az) = (n.x * inv_mass, n.z * inv_mass);
+            let vx = p.velocity.x + ax * k.dt;
+            let vy = p.velocity.y + az * k.dt;
+            let px = p.position.x + vx * k.dt;
+            let py = p.position.y + vy * k.dt;
+            let friction_keep = 1.0 - k.dt_friction * (1.0 - 0.5 * stream);
+            let (vx, vy) = (vx * friction_keep, vy * friction_keep);
+            if !(px.is_finite() && py.is_finite() && vx.is_finite() && vy.is_finite()) {
+                return Descent::End(End::Unstable);
+            }
+            let previous = p.position;
+            p.velocity = Vec2::new(vx, vy);
+            p.position = Vec2::new(px, py);
+            let off_map = !(px >= 0.0 && py >= 0.0 && px < self.width as f32 && py < self.height as f32);
+            let next = if off_map { None } else { Some((py as usize) * self.width + px as usize) };
+
+            // Mass transfer towards the graded capacity, at the cell the step
+            // started on; a pool ahead counts at its surface, so shores do not cut
+            // below the water.
+            let h_next = match next {
+                Some(j) => self.surface[j],
+                None => self.height_beyond(px, py),
+            };
+            let speed = math::sqrt(vx * vx + vy * vy);
+            let grade = if k.entrainment > 0.0 { 1.0 + k.entrainment * erf(0.4 * stream) } else { 1.0 };
+            let mut capacity = water * speed * (h_here - h_next) * grade;
+            if capacity < 0.0 {
+                capacity = 0.0;
+            }
+            let concentration = p.sediment as f32 / water;
+            let drop_by = water * (k.dt_kd * (1.0 - roots)) * (capacity - concentration);
+            let h_new = if k.pit_safe {
+                let floor = h_next.max(self.lowest_neighbour(x, y));
+                pit_safe(h_here - drop_by, h_here, h_next, floor, p.sediment)
+            } else {
+                h_here - drop_by
+            };
+            if h_new.is_finite() {
+                p.sediment += self.set_height(here, h_new);
+            } else if !off_map {
+                return Descent::End(End::Unstable);
+            }
+            let Some(next) = next else {
+                return Descent::End(End::LeftMap);
+            };
+
+            // Evaporation keeps the load (its concentration rises).
+            let keep = 1.0 - k.dt_evaporation * (1.0 - 0.2 * stream);
+            let left = p.water * f64::from(keep);
+            self.report.evaporated += p.water - left;
+            p.water = left;
+
+            if self.pool[next] > 0.0 {
+                if self.surface[next] > self.heights[here] {
+                    // Below the pool's surface, the particle is in a hollow beside
+                    // it (often the drain it just spilled to): flood here, which
+                    // fills the hollow up to the pool, not back into the pool.
+                    p.position = previous;
+                }
+                return Descent::Flood;
+            }
+            if self.stream[next] >= k.stall_stream && (ax * ax + az * az) < k.stall_acceleration2 {
+                return Descent::Flood;
+            }
+        }
+        Descent::End(End::StepLimit)
+    }
+
+    /// The lowest water surface among the (up to 8) neighbours of cell `(x, y)`.
+    fn lowest_neighbour(&self, x: usize, y: usize) -> f32 {
+        let mut lowest = f32::INFINITY;
+        for ny in y.saturating_sub(1)..(y + 2).min(self.height) {
+            for nx in x.saturating_sub(1)..(x + 2).min(self.width) {
+                if (nx, ny) != (x, y) {
+                    lowest = lowest.min(self.surface[ny * self.width + nx]);
+                }
+            }
+        }
+        lowest
+    }
+
+    /// The height of the ghost cell at `(px, py)` off the map: `Physical`'s border
+    /// rule (the nearest border cell plus its slope continued one cell outwards,
+    /// never below the base level), read on the water surface.
+    fn height_beyond(&self, px: f32, py: f32) -> f32 {
+        let (w, h) = (self.width as isize, self.height as isize);
+        let (tx, ty) = (math::floor(px) as isize, math::floor(py) as isize);
+        let (ex, ey) = (tx.clamp(0, w - 1), ty.clamp(0, h - 1));
+        let inward = |t: isize, e: isize| e + (e - t).signum();
+        let (ix, iy) = (inward(tx, ex), inward(ty, ey));
+        let edge = self.surface[(ey * w + ex) as usize];
+        let inner = self.surface[(iy * w + ix) as usize];
+        (edge + (edge - inner)).max(self.base_level)
+    }
+}
+
+/// Pit-safe transfer (as `Physical`'s): erosion never cuts below `floor`, and a
+/// particle moving uphill fills the cell it leaves up to the next cell's height,
+/// as far as its load allows.
+#[inline]
+fn pit_safe(h_new: f32, h_here: f32, h_next: f32, floor: f32, load: f64) -> f32 {
+    if h_new < h_here {
+        if h_new < floor { floor.min(h_here) } else { h_new }
+    } else if h_next > h_here {
+        let fill = (h_next - h_here).min(if load > 0.0 { load as f32 } else { 0.0 });
+        h_new.max(h_here + fill)
+    } else {
+        h_new
+    }
+}

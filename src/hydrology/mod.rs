@@ -1,0 +1,395 @@
+//! The `Hydrology` simulator (seed 002): particles that erode, streams that
+//! remember where they ran, pools that fill and drain, and trees.
+
+mod descend;
+mod erf;
+mod flood;
+mod params;
+mod report;
+mod streams;
+mod timing;
+mod trees;
+mod world;
+
+pub use params::HydrologyParams;
+pub use report::HydrologyReport;
+pub use timing::PhaseTimes;
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use glam::Vec2;
+use rand_core::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256StarStar;
+
+use self::descend::Descent;
+use self::flood::{Flood, FloodScratch};
+use self::timing::Mark;
+use self::world::{Constants, End, Particle, World};
+use crate::error::{Error, GridError};
+use crate::grid::{Grid, Heightmap};
+use crate::progress::{Progress, Silent, Ticker};
+use crate::random::unit_f32;
+
+/// The hydrology simulator of seed 002: particle erosion coupled to a stream map,
+/// a pool map and a vegetation map, which it owns and keeps between runs.
+///
+/// Each particle rains at a uniform random cell with one unit of water and runs
+/// through up to `spill` rounds of:
+///
+/// 1. **descend**: the `Physical` droplet (seed 000's equations) with effective
+///    parameters from the maps; it stops into a flood when it enters a pool or
+///    stalls on a stream, and ends when it evaporates or leaves the map;
+/// 2. **flood**: a test plane rises over the pool around it until its water is
+///    placed, or until a drain below the water level is found: then the level
+///    drains a little, and the particle moves to the lowest drain and descends
+///    again.
+///
+/// After every `batch` particles the stream map takes in the cells they visited,
+/// and trees (if on) spawn, spread and die.
+///
+/// # Layers
+///
+/// [`stream`](Self::stream) (time-averaged visits, in `[0, 1]`),
+/// [`pool`](Self::pool) (water depth, in height units; `volume_factor * depth`
+/// of water per cell) and [`vegetation`](Self::vegetation) (root density) are
+/// grids of the terrain's size, readable at any time and settable (with the tree
+/// list) to resume a run. They start empty (all zeros, no trees).
+///
+/// # Beyond the article
+///
+/// - Sediment is conserved as in every simulator of this crate (SPEC 6): a
+///   flooding particle puts 90 % of its load down where it enters the pool (the
+///   original destroys it at a drain), displacing water rather than raising the
+///   pool's surface; what leaves the map is outflow.
+/// - Water is accounted for: see [`HydrologyReport`].
+/// - Flood fills use an explicit stack and per-cell visit stamps allocated once,
+///   so a flood costs in proportion to its pool, never to the map, and a lake of
+///   any size cannot overflow the call stack.
+/// - Channel grading (`entrainment`), pit-safe transfer (`pit_safe`) and a sea
+///   level (`sea_level`) are parameters.
+/// - The normal and the height a step moves to are read on the water surface, so
+///   a particle spilled at a drain runs away from its pool, not back into it.
+///
+/// # Reproducibility
+///
+/// Each particle draws its start `x` then `y` (one `next_u64` each, top 24 bits);
+/// each round of tree growth draws as documented on
+/// [`HydrologyParams::trees`]'s rules (after the batch's particles). Only exactly
+/// rounded operations are used (the channel grading's `erf` is a fixed rational
+/// expression), so the same map, layers, params and generator state give the same
+/// bits with `std` or `libm`.
+///
+/// ```
+/// use hydraulic_erosion::{Hydrology, HydrologyParams, MassBalance, fbm_terrain};
+///
+/// let mut map = fbm_terrain(64, 64, 1)?;
+/// let before = map.clone();
+/// let params = HydrologyParams { particles: 2_000, ..HydrologyParams::default() };
+/// let mut hydrology = Hydrology::new(params, 64, 64)?;
+/// let report = hydrology.run_seeded(&mut map, 7)?;
+///
+/// assert!(MassBalance::new(&before, &map, report.erosion.outflow).is_conserved());
+/// assert!(report.is_water_balanced());
+/// let wet = hydrology.pool().cells().iter().filter(|&&d| d > 0.0).count();
+/// println!("{wet} cells under water, {} trees", hydrology.trees().count());
+/// # Ok::<(), hydraulic_erosion::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Hydrology {
+    params: HydrologyParams,
+    k: Constants,
+    stream: Heightmap,
+    pool: Heightmap,
+    vegetation: Heightmap,
+    trees: Vec<usize>,
+    /// Terrain plus pool, rebuilt at the start of every run.
+    surface: Vec<f32>,
+    /// Batch stamp of the last visit per cell, and the current batch's stamp.
+    track: Vec<u32>,
+    stamp: u32,
+    scratch: FloodScratch,
+    times: PhaseTimes,
+}
+
+impl Hydrology {
+    /// A simulator for `width` x `height` terrains, with empty layers.
+    ///
+    /// # Errors
+    /// [`Error::Param`] if `params` fails [`HydrologyParams::validate`],
+    /// [`Error::Grid`] for a bad size (as [`Heightmap::new`]).
+    pub fn new(params: HydrologyParams, width: usize, height: usize) -> Result<Self, Error> {
+        params.validate()?;
+        let stream = Heightmap::new(width, height)?;
+        let cells = stream.len();
+        Ok(Self {
+            params,
+            k: Constants::new(&params),
+            pool: stream.clone(),
+            vegetation: stream.clone(),
+            stream,
+            trees: Vec::new(),
+            surface: vec![0.0; cells],
+            track: vec![0; cells],
+            stamp: 1,
+            scratch: FloodScratch::new(cells),
+            times: PhaseTimes::default(),
+        })
+    }
+
+    /// The validated parameters.
+    pub fn params(&self) -> &HydrologyParams {
+        &self.params
+    }
+
+    /// Width of the terrains this simulator runs on, in cells.
+    pub fn width(&self) -> usize {
+        self.stream.width()
+    }
+
+    /// Height of the terrains this simulator runs on, in cells.
+    pub fn height(&self) -> usize {
+        self.stream.height()
+    }
+
+    /// The stream map: per cell, the time-averaged share of batches in which a
+    /// particle descended through it (in `[0, 1]` unless set otherwise).
+    pub fn stream(&self) -> &Heightmap {
+        &self.stream
+    }
+
+    /// The pool map: water depth per cell, in height units (at least 0).
+    pub fn pool(&self) -> &Heightmap {
+        &self.pool
+    }
+
+    /// The vegetation map: root density per cell (each tree adds 1 at its cell,
+    /// 0.6 and 0.4 around it). Mass transfer is scaled by `1 - density`, clamped
+    /// to `[0, 1]`.
+    pub fn vegetation(&self) -> &Heightmap {
+        &self.vegetation
+    }
+
+    /// The trees, as `(x, y)` cells, oldest first.
+    pub fn trees(&self) -> impl ExactSizeIterator<Item = (usize, usize)> + '_ {
+        let w = self.width();
+        self.trees.iter().map(move |&i| (i % w, i / w))
+    }
+
+    /// The water held in pools: `volume_factor * sum(pool)`, in `f64`.
+    pub fn pool_volume(&self) -> f64 {
+        self.pool.sum() * f64::from(self.params.volume_factor)
+    }
+
+    /// Wall-clock time the last run spent descending and flooding (zeros without
+    /// the `std` feature).
+    pub fn phase_times(&self) -> PhaseTimes {
+        self.times
+    }
+
+    /// Replaces the stream map (to resume a run).
+    ///
+    /// # Errors
+    /// [`GridError::LengthMismatch`] if `stream` is not the simulator's size,
+    /// [`GridError::NonFinite`] for a non-finite cell; nothing changes on error.
+    pub fn set_stream<S: AsRef<[f32]>>(&mut self, stream: &Grid<S>) -> Result<(), GridError> {
+        stream.check_finite()?;
+        self.stream.copy_from(stream)
+    }
+
+    /// Replaces the pool map (to resume a run, or to start with lakes). Negative
+    /// depths are stored as 0.
+    ///
+    /// # Errors
+    /// As [`set_stream`](Self::set_stream).
+    pub fn set_pool<S: AsRef<[f32]>>(&mut self, pool: &Grid<S>) -> Result<(), GridError> {
+        pool.check_finite()?;
+        self.pool.copy_from(pool)?;
+        for depth in self.pool.cells_mut() {
+            *depth = depth.max(0.0);
+        }
+        Ok(())
+    }
+
+    /// Replaces the vegetation map. The tree list is kept as it is: set both to
+    /// resume a run (a dying tree takes its roots away from whatever the map holds).
+    ///
+    /// # Errors
+    /// As [`set_stream`](Self::set_stream).
+    pub fn set_vegetation<S: AsRef<[f32]>>(&mut self, vegetation: &Grid<S>) -> Result<(), GridError> {
+        vegetation.check_finite()?;
+        self.vegetation.copy_from(vegetation)
+    }
+
+    /// Replaces the tree list with trees at the given `(x, y)` cells, leaving the
+    /// vegetation map as it is.
+    ///
+    /// # Errors
+    /// [`GridError::OutsideMap`] for a cell off the map,
+    /// [`GridError::LengthMismatch`] for more trees than cells; nothing changes on
+    /// error.
+    pub fn set_trees(&mut self, trees: &[(usize, usize)]) -> Result<(), GridError> {
+        let (w, h) = (self.width(), self.height());
+        if trees.len() > w * h {
+            return Err(GridError::LengthMismatch { expected: w * h, actual: trees.len() });
+        }
+        if trees.iter().any(|&(x, y)| x >= w || y >= h) {
+            return Err(GridError::OutsideMap);
+        }
+        self.trees = trees.iter().map(|&(x, y)| y * w + x).collect();
+        Ok(())
+    }
+
+    /// Runs `params.particles` particles over `map`, drawing from `rng`.
+    ///
+    /// Maps under 3 cells on a side are valid and erode to themselves (nothing
+    /// runs, the layers are untouched).
+    ///
+    /// # Errors
+    /// [`GridError::LengthMismatch`] if `map` is not the simulator's size,
+    /// [`GridError::NonFinite`] if a cell is NaN or infinite; the map and the
+    /// layers are untouched on error.
+    pub fn run<St, R>(&mut self, map: &mut Grid<St>, rng: &mut R) -> Result<HydrologyReport, GridError>
+    where
+        St: AsRef<[f32]> + AsMut<[f32]>,
+        R: Rng + ?Sized,
+    {
+        self.run_with_progress(map, rng, &mut Silent)
+    }
+
+    /// [`run`](Self::run) with a `Xoshiro256StarStar` seeded by `seed` (through
+    /// `SeedableRng::seed_from_u64`).
+    ///
+    /// # Errors
+    /// As [`run`](Self::run).
+    pub fn run_seeded<St>(&mut self, map: &mut Grid<St>, seed: u64) -> Result<HydrologyReport, GridError>
+    where
+        St: AsRef<[f32]> + AsMut<[f32]>,
+    {
+        self.run(map, &mut Xoshiro256StarStar::seed_from_u64(seed))
+    }
+
+    /// [`run`](Self::run), reporting progress (in particles) to `progress`, which
+    /// may stop the run early (see [`Progress`]). A stopped run finishes its
+    /// partial batch (stream update and trees) as a run of that many particles
+    /// would, leaves the map and the water balanced, and sets
+    /// `report.erosion.cancelled`.
+    ///
+    /// # Errors
+    /// As [`run`](Self::run).
+    pub fn run_with_progress<St, R, P>(
+        &mut self,
+        map: &mut Grid<St>,
+        rng: &mut R,
+        progress: &mut P,
+    ) -> Result<HydrologyReport, GridError>
+    where
+        St: AsRef<[f32]> + AsMut<[f32]>,
+        R: Rng + ?Sized,
+        P: Progress + ?Sized,
+    {
+        if map.width() != self.width() || map.height() != self.height() {
+            return Err(GridError::LengthMismatch { expected: self.stream.len(), actual: map.len() });
+        }
+        map.check_finite()?;
+        let total = u64::from(self.params.particles);
+        let mut ticker = Ticker::new(progress, total);
+        self.times = PhaseTimes::default();
+        let (width, height) = (self.width(), self.height());
+        if width < 3 || height < 3 {
+            ticker.finish(0);
+            return Ok(HydrologyReport::default());
+        }
+        let Self { k, stream, pool, vegetation, trees, surface, track, stamp, scratch, times, params } = self;
+        let heights = map.cells_mut();
+        for ((s, &h), &d) in surface.iter_mut().zip(heights.iter()).zip(pool.cells()) {
+            *s = h + d;
+        }
+        let base_level = heights.iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
+        let mut world = World {
+            heights,
+            pool: pool.cells_mut(),
+            surface,
+            stream: stream.cells_mut(),
+            vegetation: vegetation.cells_mut(),
+            track,
+            stamp: *stamp,
+            scratch,
+            width,
+            height,
+            k: *k,
+            report: HydrologyReport::default(),
+            carry: 0.0,
+            base_level,
+        };
+        let (wf, hf) = (width as f32, height as f32);
+        let batch = u64::from(params.batch);
+        let mut in_batch = 0;
+        for done in 0..total {
+            if ticker.should_stop(done) {
+                world.report.erosion.cancelled = true;
+                break;
+            }
+            let start = Vec2::new(unit_f32(rng) * wf, unit_f32(rng) * hf);
+            world.report.rain += 1.0;
+            let mut particle = Particle::new(start);
+            let end = cycle(&mut world, &mut particle, times);
+            world.end(&mut particle, end);
+            in_batch += 1;
+            if in_batch == batch {
+                end_batch(&mut world, params.trees, trees, rng);
+                in_batch = 0;
+            }
+        }
+        if in_batch > 0 {
+            end_batch(&mut world, params.trees, trees, rng);
+        }
+        world.flush();
+        *stamp = world.stamp;
+        ticker.finish(world.report.erosion.droplets);
+        Ok(world.report)
+    }
+}
+
+/// One particle's life: descend and flood, until it ends, spills `spill` times,
+/// or uses up its `max_steps` steps (a hop off a dry stall takes one step).
+fn cycle(world: &mut World<'_>, p: &mut Particle, times: &mut PhaseTimes) -> End {
+    let mut steps_left = world.k.max_steps;
+    let mut spills = 0;
+    loop {
+        let mark = Mark::now();
+        let descent = world.descend(p, &mut steps_left);
+        times.descend_seconds += mark.seconds();
+        if let Descent::End(end) = descent {
+            return end;
+        }
+        let mark = Mark::now();
+        let flood = world.flood(p);
+        times.flood_seconds += mark.seconds();
+        match flood {
+            Flood::Placed => return End::Pooled,
+            Flood::Failed => return End::FloodFailed,
+            Flood::Sea => return End::LeftMap,
+            Flood::Drain => {
+                spills += 1;
+                if spills >= world.k.spill {
+                    return End::SpillLimited;
+                }
+            }
+            Flood::Hop => {
+                if steps_left == 0 {
+                    return End::StepLimit;
+                }
+                steps_left -= 1;
+            }
+        }
+    }
+}
+
+/// The end of a batch: the stream map takes in its visits, then trees grow.
+fn end_batch<R: Rng + ?Sized>(world: &mut World<'_>, grow: bool, trees: &mut Vec<usize>, rng: &mut R) {
+    world.update_streams();
+    if grow {
+        world.grow_trees(trees, rng);
+    }
+}

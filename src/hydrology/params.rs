@@ -1,0 +1,175 @@
+//! Parameters of the `Hydrology` simulator.
+
+use crate::error::{ParamError, check, check_above, check_range};
+
+/// Parameters of the [`Hydrology`](crate::Hydrology) simulator (seed 002).
+///
+/// Defaults are the original program's (dt 1.2, density 1, evaporation 0.001,
+/// deposition 0.08, min volume 0.01, friction 0.1, volume factor 100, drainage
+/// 0.001, lrate 0.01, spill 5, height scale 40, 250 particles between stream-map
+/// updates), plus the additions of `../shared/SPEC.md` section 5, each on by
+/// default and each switchable back to the article's plain behaviour:
+/// `entrainment` (set 0 for the article's capacity) and `pit_safe` (set `false`).
+/// Units as for [`ErosionParams`](crate::ErosionParams): positions in cells, heights
+/// in map units, time in steps of `dt`; water in particle volumes (a new particle
+/// holds 1).
+///
+/// Validated once, by [`HydrologyParams::validate`], when the simulator is built.
+///
+/// ```
+/// use hydraulic_erosion::HydrologyParams;
+///
+/// let params = HydrologyParams { particles: 10_000, sea_level: Some(0.1), ..Default::default() };
+/// assert!(params.validate().is_ok());
+///
+/// let bad = HydrologyParams { drainage: 2.0, ..Default::default() };
+/// assert_eq!(bad.validate().unwrap_err().field(), "drainage");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
+pub struct HydrologyParams {
+    /// Time step Δt, scaling every rate. Default 1.2; range `(0, 10]`.
+    pub dt: f32,
+    /// Water density: a particle's mass is `density * volume`. Default 1; range
+    /// `(0, 1000]`.
+    pub density: f32,
+    /// Friction: velocity is multiplied by `1 - dt * friction * (1 - 0.5 * stream)`
+    /// each step, so established streams slow particles less (seed 002). Default
+    /// 0.1; range `[0, 1/dt]`.
+    pub friction: f32,
+    /// Mass-transfer rate K_d, lowered by root density: the effective rate is
+    /// `deposition_rate * (1 - vegetation)`. Default 0.08; range `[0, 1/dt]`.
+    pub deposition_rate: f32,
+    /// Evaporation rate: volume is multiplied by
+    /// `1 - dt * evaporation_rate * (1 - 0.2 * stream)` each step; the carried
+    /// sediment is kept. Default 0.001; range `[0, 1/dt]`.
+    pub evaporation_rate: f32,
+    /// A particle ends once its volume is at most this; the rest is booked as
+    /// evaporated. Default 0.01; range `(0, 1]`.
+    pub min_volume: f32,
+    /// Vertical exaggeration applied to heights when the slope is taken. Default
+    /// 40; range `[0, 1e6]`.
+    pub height_scale: f32,
+    /// Particles per run. Default 100 000; any `u32`.
+    pub particles: u32,
+    /// Particles between two stream-map updates (and two rounds of tree growth):
+    /// the original's 250 particles per frame. Default 250; range `[1, u32::MAX]`.
+    pub batch: u32,
+    /// Stream-map adaptation rate: after each batch,
+    /// `stream = (1 - lrate) * stream + lrate * visited`. Default 0.01; range
+    /// `[0, 1]`.
+    pub lrate: f32,
+    /// Volume factor: how flooding turns volume into water level. A pool depth of
+    /// `d` over one cell holds `volume_factor * d` of water. Default 100; range
+    /// `(0, 1e9]`.
+    pub volume_factor: f32,
+    /// Drainage: when a flood finds a drain, the water level moves this fraction
+    /// of the way down to the drain (slowly, to keep levels stable). Default 0.001;
+    /// range `[0, 1]`.
+    pub drainage: f32,
+    /// Approach factor of the flood's test plane: each attempt raises (or lowers)
+    /// the plane by this fraction of the volume difference spread over the pool.
+    /// Default 0.5; range `(0, 1]`.
+    pub approach: f32,
+    /// Failed flood attempts (test plane too high) before a particle's remaining
+    /// volume is dropped. Default 10; range `[1, 1000]`.
+    pub max_fails: u32,
+    /// How many times a particle may flood and spill out of a pool to a drain
+    /// before it is stopped (its remaining volume dropped). A particle that stalls
+    /// on dry ground and moves on to a lower neighbour holds no pool and does not
+    /// spill. Default 5; range `[1, 1000]`.
+    pub spill: u32,
+    /// Step limit per particle (all its descents, plus one per move off a dry
+    /// stall), so that no particle runs forever. Default 10 000, above the ~3 840
+    /// steps the default evaporation allows; range `[1, 1 000 000]`.
+    pub max_steps: u32,
+    /// A particle stalls into a flood when the stream map at its cell is at least
+    /// this and its acceleration is below `stall_acceleration` (seed 002: "slow on
+    /// a stream"). Default 0.5; range `[0, 1e6]` (0: stall anywhere).
+    pub stall_stream: f32,
+    /// See `stall_stream`: acceleration (force over mass) below which a particle
+    /// on a stream stalls. Default 0.01; range `[0, 1e6]`.
+    pub stall_acceleration: f32,
+    /// Channel grading (SPEC 5, the author's later versions): the capacity is
+    /// multiplied by `1 + entrainment * erf(0.4 * stream)`, so established channels
+    /// carry more and grade their slope as their catchment grows. Default 10;
+    /// range `[0, 1000]` (0: the article's capacity).
+    pub entrainment: f32,
+    /// Pit-safe mass transfer: erosion never lowers a cell below the cell the
+    /// particle moves to (nor its lowest neighbour), and a particle moving uphill
+    /// fills the pit it leaves. Default `true` (SPEC 5); `false` is the article.
+    pub pit_safe: bool,
+    /// Trees: spawn, spread and die, writing root density to the vegetation map,
+    /// which lowers mass transfer. Default `true`; `false` leaves the vegetation
+    /// map as it is.
+    pub trees: bool,
+    /// Sea level: when set, the map border drains at this level (water reaching it
+    /// flows off the map) instead of walling pools in. Default `None` (the
+    /// article's walls); a set level must be finite.
+    pub sea_level: Option<f32>,
+}
+
+impl Default for HydrologyParams {
+    fn default() -> Self {
+        Self {
+            dt: 1.2,
+            density: 1.0,
+            friction: 0.1,
+            deposition_rate: 0.08,
+            evaporation_rate: 0.001,
+            min_volume: 0.01,
+            height_scale: 40.0,
+            particles: 100_000,
+            batch: 250,
+            lrate: 0.01,
+            volume_factor: 100.0,
+            drainage: 0.001,
+            approach: 0.5,
+            max_fails: 10,
+            spill: 5,
+            max_steps: 10_000,
+            stall_stream: 0.5,
+            stall_acceleration: 0.01,
+            entrainment: 10.0,
+            pit_safe: true,
+            trees: true,
+            sea_level: None,
+        }
+    }
+}
+
+impl HydrologyParams {
+    /// The largest allowed `max_steps`.
+    pub const MAX_STEPS_LIMIT: u32 = 1_000_000;
+
+    /// Checks every field against its documented range.
+    ///
+    /// # Errors
+    /// A [`ParamError`] naming the first field out of range and the range allowed.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        check_above(self.dt, 0.0, 10.0, "dt", "finite and in (0, 10]")?;
+        check_above(self.density, 0.0, 1000.0, "density", "finite and in (0, 1000]")?;
+        let rate = |value: f32, field, allowed| {
+            check_range(value, 0.0, f32::MAX, field, allowed)?;
+            check(value * self.dt <= 1.0, field, allowed)
+        };
+        rate(self.friction, "friction", "finite, >= 0 and at most 1/dt")?;
+        rate(self.deposition_rate, "deposition_rate", "finite, >= 0 and at most 1/dt")?;
+        rate(self.evaporation_rate, "evaporation_rate", "finite, >= 0 and at most 1/dt")?;
+        check_above(self.min_volume, 0.0, 1.0, "min_volume", "finite and in (0, 1]")?;
+        check_range(self.height_scale, 0.0, 1.0e6, "height_scale", "finite and in [0, 1e6]")?;
+        check(self.batch >= 1, "batch", "at least 1")?;
+        check_range(self.lrate, 0.0, 1.0, "lrate", "finite and in [0, 1]")?;
+        check_above(self.volume_factor, 0.0, 1.0e9, "volume_factor", "finite and in (0, 1e9]")?;
+        check_range(self.drainage, 0.0, 1.0, "drainage", "finite and in [0, 1]")?;
+        check_above(self.approach, 0.0, 1.0, "approach", "finite and in (0, 1]")?;
+        check((1..=1000).contains(&self.max_fails), "max_fails", "in [1, 1000]")?;
+        check((1..=1000).contains(&self.spill), "spill", "in [1, 1000]")?;
+        check((1..=Self::MAX_STEPS_LIMIT).contains(&self.max_steps), "max_steps", "in [1, 1000000]")?;
+        check_range(self.stall_stream, 0.0, 1.0e6, "stall_stream", "finite and in [0, 1e6]")?;
+        check_range(self.stall_acceleration, 0.0, 1.0e6, "stall_acceleration", "finite and in [0, 1e6]")?;
+        check_range(self.entrainment, 0.0, 1000.0, "entrainment", "finite and in [0, 1000]")?;
+        check(self.sea_level.is_none_or(f32::is_finite), "sea_level", "finite when set")
+    }
+}

@@ -1,0 +1,93 @@
+//! What a hydrology run did: the sediment books plus the water books.
+
+use crate::report::ErosionReport;
+
+/// What a [`Hydrology`](crate::Hydrology) run did.
+///
+/// `erosion` holds the sediment books, exactly as for the other simulators: the
+/// terrain's mass balance is `MassBalance::new(&before, &after,
+/// report.erosion.outflow)`. Pool water is a separate layer and never counts as
+/// terrain mass.
+///
+/// The water books (in particle volumes; a new particle holds 1) balance:
+/// `rain == pooled + evaporated + water_outflow + dropped` within
+/// [`WATER_TOLERANCE`](Self::WATER_TOLERANCE) relative to the rain
+/// ([`water_error`](Self::water_error), [`is_water_balanced`](Self::is_water_balanced)).
+/// Every term is summed in `f64` from the changes actually applied.
+///
+/// In `erosion`, `droplets` counts particles and `steps` descent steps; the fate
+/// counts cover particles that evaporated, left the map (off the edge or into the
+/// sea), hit the step limit or became unstable. Particles that ended in a pool, or
+/// were stopped by a flood or spill limit, are counted here instead.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct HydrologyReport {
+    /// The sediment books: particles, steps, eroded, deposited, outflow, fates.
+    pub erosion: ErosionReport,
+    /// Water rained: one volume per particle.
+    pub rain: f64,
+    /// Net change of the water held in pools: `volume_factor` times the change of
+    /// the pool map's sum. Negative when pools drained more than they gained.
+    pub pooled: f64,
+    /// Water evaporated by descending particles, including the last bit (at most
+    /// `min_volume`) of particles that ended on the map.
+    pub evaporated: f64,
+    /// Water that left the map: off the edge, or through the border at sea level.
+    pub water_outflow: f64,
+    /// Water dropped by limits: the step limit, an unstable step, a flood that ran
+    /// out of attempts, or a particle out of spills.
+    pub dropped: f64,
+    /// Flood calls.
+    pub floods: u64,
+    /// Cells visited by flood fills, all attempts together: the flood's cost,
+    /// which follows the size of the pools, not of the map.
+    pub flood_cells: u64,
+    /// Floods that found a drain and sent their particle on (to a lower cell or
+    /// into the sea).
+    pub drains: u64,
+    /// Particles that ended in a pool with all their water placed.
+    pub ended_in_pool: u64,
+    /// Particles whose flood ran out of attempts (`max_fails`, or the internal
+    /// bound of 64 attempts); their remaining water is in `dropped`.
+    pub flood_failed: u64,
+    /// Particles stopped after `spill` floods; their remaining water is in
+    /// `dropped`.
+    pub spill_limited: u64,
+}
+
+impl HydrologyReport {
+    /// The water promise: `|water_error()| <= 1e-9 * rain`.
+    pub const WATER_TOLERANCE: f64 = 1e-9;
+
+    /// `rain - pooled - evaporated - water_outflow - dropped`: water unaccounted
+    /// for (positive: lost).
+    pub fn water_error(&self) -> f64 {
+        self.rain - self.pooled - self.evaporated - self.water_outflow - self.dropped
+    }
+
+    /// `|water_error| / rain` (the absolute error when nothing rained).
+    pub fn water_relative_error(&self) -> f64 {
+        if self.rain > 0.0 { self.water_error().abs() / self.rain } else { self.water_error().abs() }
+    }
+
+    /// Whether the water books balance within [`WATER_TOLERANCE`](Self::WATER_TOLERANCE).
+    pub fn is_water_balanced(&self) -> bool {
+        self.water_relative_error() <= Self::WATER_TOLERANCE
+    }
+
+    /// Adds another report's counts and volumes to this one.
+    pub fn merge(&mut self, other: &HydrologyReport) {
+        self.erosion.merge(&other.erosion);
+        self.rain += other.rain;
+        self.pooled += other.pooled;
+        self.evaporated += other.evaporated;
+        self.water_outflow += other.water_outflow;
+        self.dropped += other.dropped;
+        self.floods += other.floods;
+        self.flood_cells += other.flood_cells;
+        self.drains += other.drains;
+        self.ended_in_pool += other.ended_in_pool;
+        self.flood_failed += other.flood_failed;
+        self.spill_limited += other.spill_limited;
+    }
+}

@@ -1,0 +1,231 @@
+//! The working state of a run: the maps, the constants and the books, with the
+//! few operations every phase shares (reading levels, writing pools, putting
+//! sediment down, ending a particle).
+
+use glam::Vec2;
+
+use super::flood::FloodScratch;
+use super::params::HydrologyParams;
+use super::report::HydrologyReport;
+use crate::grid::clamped_cell;
+
+/// Per-run constants derived from validated params.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Constants {
+    pub(super) dt: f32,
+    pub(super) density: f32,
+    /// `dt * friction`.
+    pub(super) dt_friction: f32,
+    /// `dt * evaporation_rate`.
+    pub(super) dt_evaporation: f32,
+    /// `dt * deposition_rate`.
+    pub(super) dt_kd: f32,
+    pub(super) min_volume: f64,
+    pub(super) height_scale: f32,
+    pub(super) max_steps: u32,
+    pub(super) pit_safe: bool,
+    pub(super) entrainment: f32,
+    pub(super) volume_factor: f64,
+    pub(super) drainage: f64,
+    pub(super) approach: f64,
+    pub(super) max_fails: u32,
+    pub(super) spill: u32,
+    pub(super) stall_stream: f32,
+    /// `stall_acceleration²`.
+    pub(super) stall_acceleration2: f32,
+    pub(super) sea_level: Option<f64>,
+    pub(super) lrate: f32,
+}
+
+impl Constants {
+    pub(super) fn new(p: &HydrologyParams) -> Self {
+        Self {
+            dt: p.dt,
+            density: p.density,
+            dt_friction: p.dt * p.friction,
+            dt_evaporation: p.dt * p.evaporation_rate,
+            dt_kd: p.dt * p.deposition_rate,
+            min_volume: f64::from(p.min_volume),
+            height_scale: p.height_scale,
+            max_steps: p.max_steps,
+            pit_safe: p.pit_safe,
+            entrainment: p.entrainment,
+            volume_factor: f64::from(p.volume_factor),
+            drainage: f64::from(p.drainage),
+            approach: f64::from(p.approach),
+            max_fails: p.max_fails,
+            spill: p.spill,
+            stall_stream: p.stall_stream,
+            stall_acceleration2: p.stall_acceleration * p.stall_acceleration,
+            sea_level: p.sea_level.map(f64::from),
+            lrate: p.lrate,
+        }
+    }
+}
+
+/// One particle of water. Its volume is `f64` so the water books balance to the
+/// last bit of each change; the motion uses it rounded to `f32`, as `Physical`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Particle {
+    pub(super) position: Vec2,
+    pub(super) velocity: Vec2,
+    pub(super) water: f64,
+    pub(super) sediment: f64,
+}
+
+impl Particle {
+    pub(super) fn new(position: Vec2) -> Self {
+        Self { position, velocity: Vec2::ZERO, water: 1.0, sediment: 0.0 }
+    }
+}
+
+/// How a particle ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum End {
+    /// Its volume fell to `min_volume` while descending.
+    Evaporated,
+    /// It left the map, off the edge or into the sea.
+    LeftMap,
+    /// The descent's step limit.
+    StepLimit,
+    /// A step would have been non-finite.
+    Unstable,
+    /// A flood placed all its water.
+    Pooled,
+    /// A flood ran out of attempts.
+    FloodFailed,
+    /// It flooded and spilled `spill` times.
+    SpillLimited,
+}
+
+/// The maps and books of a run.
+pub(super) struct World<'a> {
+    pub(super) heights: &'a mut [f32],
+    pub(super) pool: &'a mut [f32],
+    /// `heights + pool` in `f32`: what the normals and the descent's next-cell
+    /// height read, kept in step with every write to either.
+    pub(super) surface: &'a mut [f32],
+    pub(super) stream: &'a mut [f32],
+    pub(super) vegetation: &'a mut [f32],
+    /// Stamp of the last batch that visited each cell.
+    pub(super) track: &'a mut [u32],
+    pub(super) stamp: u32,
+    pub(super) scratch: &'a mut FloodScratch,
+    pub(super) width: usize,
+    pub(super) height: usize,
+    pub(super) k: Constants,
+    pub(super) report: HydrologyReport,
+    /// Sediment a deposit could not place exactly (f32 rounding), put down with
+    /// the next one.
+    pub(super) carry: f64,
+    /// The lowest terrain height when the run started: the level beyond the
+    /// border that outlets erode down to (the `Physical` border rule).
+    pub(super) base_level: f32,
+}
+
+impl World<'_> {
+    /// Index of the cell holding `position`, clamped to the map.
+    #[inline]
+    pub(super) fn index_of(&self, position: Vec2) -> usize {
+        let (x, y) = clamped_cell(position, self.width, self.height);
+        y * self.width + x
+    }
+
+    /// The water surface (terrain plus pool) of cell `i`, exactly, in `f64`.
+    #[inline]
+    pub(super) fn level(&self, i: usize) -> f64 {
+        f64::from(self.heights[i]) + f64::from(self.pool[i])
+    }
+
+    /// Sets the pool depth of cell `i` to `depth` (at least 0), keeping the surface
+    /// in step, and books the change. Returns the water added to the pool (negative:
+    /// released).
+    #[inline]
+    pub(super) fn set_pool(&mut self, i: usize, depth: f32) -> f64 {
+        let old = self.pool[i];
+        let new = depth.max(0.0);
+        self.pool[i] = new;
+        self.surface[i] = self.heights[i] + new;
+        let added = (f64::from(new) - f64::from(old)) * self.k.volume_factor;
+        self.report.pooled += added;
+        added
+    }
+
+    /// Writes terrain height `new` to cell `i` (keeping the surface in step) and
+    /// books it; returns the mass taken (negative: put down).
+    #[inline]
+    pub(super) fn set_height(&mut self, i: usize, new: f32) -> f64 {
+        let old = self.heights[i];
+        self.heights[i] = new;
+        self.surface[i] = new + self.pool[i];
+        self.report.erosion.book(old, new)
+    }
+
+    /// Puts `load` (plus any carried rounding remainder) down on cell `i`. Under a
+    /// pool the sediment displaces water, so the pool's surface stays where it was;
+    /// the displaced water joins the particle.
+    pub(super) fn deposit(&mut self, i: usize, load: f64, water: &mut f64) {
+        let total = load + self.carry;
+        let old = self.heights[i];
+        let new = (f64::from(old) + total) as f32;
+        if !new.is_finite() {
+            self.carry = total;
+            return;
+        }
+        let level = self.level(i);
+        self.carry = total + self.set_height(i, new);
+        if self.pool[i] > 0.0 {
+            *water -= self.set_pool(i, (level - f64::from(new)) as f32);
+        }
+    }
+
+    /// Places the carried remainder on the cell of smallest magnitude (end of a
+    /// run). The remainder is below an `f32` unit in the last place, so any pool
+    /// there is left as it is.
+    pub(super) fn flush(&mut self) {
+        if self.carry == 0.0 {
+            return;
+        }
+        let mut best = (f32::INFINITY, 0);
+        for (i, h) in self.heights.iter().enumerate() {
+            if h.abs() < best.0 {
+                best = (h.abs(), i);
+            }
+        }
+        let i = best.1;
+        let old = self.heights[i];
+        let new = (f64::from(old) + self.carry) as f32;
+        if new.is_finite() {
+            self.carry += self.set_height(i, new);
+        }
+    }
+
+    /// Ends particle `p`: its load leaves the map or is put down where it stands,
+    /// and its water is booked.
+    pub(super) fn end(&mut self, p: &mut Particle, end: End) {
+        let report = &mut self.report;
+        report.erosion.droplets += 1;
+        match end {
+            End::Evaporated => report.erosion.evaporated += 1,
+            End::LeftMap => report.erosion.left_map += 1,
+            End::StepLimit => report.erosion.step_limited += 1,
+            End::Unstable => report.erosion.unstable += 1,
+            End::Pooled => report.ended_in_pool += 1,
+            End::FloodFailed => report.flood_failed += 1,
+            End::SpillLimited => report.spill_limited += 1,
+        }
+        let load = core::mem::take(&mut p.sediment);
+        if end == End::LeftMap {
+            self.report.erosion.outflow += load;
+            self.report.water_outflow += p.water;
+        } else {
+            let i = self.index_of(p.position);
+            self.deposit(i, load, &mut p.water);
+            match end {
+                End::Evaporated | End::Pooled => self.report.evaporated += p.water,
+                _ => self.report.dropped += p.water,
+            }
+        }
+        p.water = 0.0;
+    }
+}

@@ -1,0 +1,552 @@
+//! The Hydrology simulator: sediment and water books, determinism and value
+//! stability, pools that fill, spill and drain (the article's two lakes, a
+//! 100 000-cell lake on a small stack), flood cost, sea level, trees, resuming,
+//! cancellation, and typed errors for bad input.
+
+mod common;
+
+use common::Replay;
+use hydraulic_erosion::rand_core::SeedableRng;
+use hydraulic_erosion::{
+    Control, Error, GridError, Heightmap, Hydrology, HydrologyParams, HydrologyReport, MassBalance,
+    PROGRESS_INTERVAL, fbm_terrain,
+};
+use proptest::prelude::*;
+use rand_xoshiro::Xoshiro256StarStar;
+
+/// The words that start a particle in the middle of cell `(x, y)` of a map
+/// `size` cells wide and high (`unit_f32` takes the top 24 bits).
+fn words_for_cell(x: usize, y: usize, size: usize) -> [u64; 2] {
+    let word = |c: usize| (((c as u64 * 2 + 1) << 24) / (2 * size as u64)) << 40;
+    [word(x), word(y)]
+}
+
+fn params(particles: u32) -> HydrologyParams {
+    HydrologyParams { particles, ..HydrologyParams::default() }
+}
+
+/// Params for the hand-built scenes: no mass transfer (the terrain stays as
+/// built), no trees, and particles that stall (and move on cell by cell) on all
+/// but steep ground.
+fn scene(particles: u32, volume_factor: f32) -> HydrologyParams {
+    HydrologyParams {
+        particles,
+        volume_factor,
+        deposition_rate: 0.0,
+        stall_stream: 0.0,
+        stall_acceleration: 1.0,
+        trees: false,
+        ..HydrologyParams::default()
+    }
+}
+
+/// Checks every book of a run: sediment against the terrain, water against the
+/// pool layer, and finiteness of every layer.
+fn assert_books(before: &Heightmap, after: &Heightmap, pool_before: f64, h: &Hydrology, r: &HydrologyReport) {
+    let balance = MassBalance::new(before, after, r.erosion.outflow);
+    assert!(balance.is_conserved(), "{balance:?} {r:?}");
+    assert!(r.is_water_balanced(), "water error {} in {r:?}", r.water_error());
+    let pooled = h.pool_volume() - pool_before;
+    assert!((pooled - r.pooled).abs() <= 1e-9 * r.rain.max(1.0), "pool layer {pooled} vs books {}", r.pooled);
+    assert!(common::all_finite(after));
+    for layer in [h.stream(), h.pool(), h.vegetation()] {
+        assert!(common::all_finite(layer));
+    }
+    assert!(h.pool().cells().iter().all(|&d| d >= 0.0));
+}
+
+#[test]
+fn a_seeded_run_balances_sediment_and_water() {
+    let before = fbm_terrain(96, 96, 3).unwrap();
+    let mut map = before.clone();
+    let mut hydrology = Hydrology::new(params(20_000), 96, 96).unwrap();
+    let report = hydrology.run_seeded(&mut map, 5).unwrap();
+    eprintln!("{report:?}");
+    let e = &report.erosion;
+    assert_eq!(e.droplets, 20_000);
+    assert_eq!(report.rain, 20_000.0);
+    assert_eq!(
+        e.evaporated
+            + e.left_map
+            + e.step_limited
+            + e.unstable
+            + report.ended_in_pool
+            + report.flood_failed
+            + report.spill_limited,
+        20_000
+    );
+    assert!(e.eroded > 0.0 && e.deposited > 0.0 && e.outflow > 0.0);
+    assert!(report.floods > 0 && report.drains > 0 && report.ended_in_pool > 0, "{report:?}");
+    assert!(report.evaporated > 0.0 && report.water_outflow > 0.0 && report.pooled > 0.0);
+    assert_books(&before, &map, 0.0, &hydrology, &report);
+    // Streams formed and trees grew.
+    assert!(hydrology.stream().cells().iter().any(|&s| s > 0.5));
+    assert!(hydrology.trees().len() > 0);
+    assert!(hydrology.pool().cells().iter().filter(|&&d| d > 0.0).count() > 10);
+}
+
+#[test]
+fn same_seed_same_bits_other_seed_other_bits() {
+    let base = fbm_terrain(48, 48, 1).unwrap();
+    let run = |seed| {
+        let mut map = base.clone();
+        let mut h =
+            Hydrology::new(HydrologyParams { batch: 50, lrate: 0.1, ..params(2_000) }, 48, 48).unwrap();
+        let report = h.run_seeded(&mut map, seed).unwrap();
+        let hashes = [&map, h.pool(), h.stream(), h.vegetation()].map(common::map_hash);
+        (hashes, report, h.trees().collect::<Vec<_>>())
+    };
+    let (a, ra, ta) = run(7);
+    let (b, rb, tb) = run(7);
+    let (c, _, _) = run(8);
+    assert_eq!(a, b);
+    assert_eq!(ra, rb);
+    assert_eq!(ta, tb);
+    assert_ne!(a[0], c[0]);
+}
+
+#[test]
+fn value_stability() {
+    // Pinned: a change here is value-breaking (see tests/value_stability.rs). CI
+    // runs this file with `std` and with `libm`.
+    let mut map = fbm_terrain(48, 40, 3).unwrap();
+    let p = HydrologyParams { batch: 100, lrate: 0.1, ..params(3_000) };
+    let mut h = Hydrology::new(p, 48, 40).unwrap();
+    let report = h.run_seeded(&mut map, 11).unwrap();
+    let hashes =
+        [&map, h.pool(), h.stream(), h.vegetation()].map(|g| format!("{:016x}", common::map_hash(g)));
+    eprintln!("{hashes:?} {report:?}");
+    assert_eq!(report.erosion.steps, 1_234_557);
+    assert_eq!(hashes, ["999256fe00734698", "39e62f9a725c04e9", "8a104535ca40fcd0", "20ea4579c427f925"]);
+}
+
+/// The article's two-lake scene, by hand: an upper basin whose rim has one low
+/// point, a channel down from it, and a lower basin.
+fn two_basins() -> Heightmap {
+    Heightmap::from_fn(48, 16, |x, y| {
+        let across = 0.02 * (y as f32 - 7.5).abs(); // a valley along the map's middle row
+        let along = match x {
+            0..=1 | 46..=47 => 2.0,
+            2..=15 => 0.5 + 0.002 * (x as f32 - 8.0).powi(2), // upper basin
+            16 => 0.62,                                       // its rim
+            17..=27 => 0.58 - 0.028 * (x as f32 - 17.0),      // channel
+            _ => 0.1 + 0.002 * (x as f32 - 37.0).powi(2),     // lower basin
+        };
+        along + across
+    })
+    .unwrap()
+}
+
+#[test]
+fn an_upper_lake_spills_into_a_lower_lake() {
+    let map0 = two_basins();
+    let mut map = map0.clone();
+    let p = scene(600, 10.0);
+    let mut h = Hydrology::new(p, 48, 16).unwrap();
+    let report = h.run_seeded(&mut map, 3).unwrap();
+    assert_eq!(report.erosion.droplets, 600);
+    assert_eq!(map, map0, "no mass transfer in this scene");
+    assert_books(&map0, &map, 0.0, &h, &report);
+
+    // Rain that fell on the lower lake's own catchment (the channel and the lower
+    // basin), replaying the generator's draws.
+    let mut rng = Xoshiro256StarStar::seed_from_u64(3);
+    let mut own_rain = 0.0;
+    for _ in 0..600 {
+        use hydraulic_erosion::rand_core::Rng;
+        let x = (rng.next_u64() >> 40) as f32 / 16_777_216.0 * 48.0;
+        let _y = rng.next_u64();
+        if x >= 17.0 {
+            own_rain += 1.0;
+        }
+    }
+
+    let surfaces = |xs: core::ops::Range<usize>| {
+        let mut levels = Vec::new();
+        let mut volume = 0.0;
+        for y in 0..16 {
+            for x in xs.clone() {
+                let d = h.pool()[(x, y)];
+                if d > 0.0 {
+                    levels.push(map[(x, y)] + d);
+                    volume += f64::from(d) * 10.0;
+                }
+            }
+        }
+        let lo = levels.iter().copied().fold(f32::INFINITY, f32::min);
+        let hi = levels.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        (levels.len(), lo, hi, volume)
+    };
+    let (upper_cells, upper_lo, upper_hi, _) = surfaces(2..16);
+    let (lower_cells, lower_lo, lower_hi, lower_volume) = surfaces(17..46);
+    eprintln!(
+        "upper: {upper_cells} cells at {upper_lo}..{upper_hi}; lower: {lower_cells} cells at {lower_lo}..{lower_hi}, \
+         volume {lower_volume} vs own rain {own_rain}; {report:?}"
+    );
+    // Two flat lakes at two heights: the upper one full to its outlet (the rim's low
+    // point, 0.62 + 0.01), the lower one well below it.
+    assert!(upper_cells > 100 && lower_cells > 50);
+    assert!(upper_hi - upper_lo < 1e-3 && lower_hi - lower_lo < 1e-3);
+    assert!((upper_lo - 0.63).abs() < 0.01, "upper lake at its outlet");
+    assert!(lower_hi < upper_lo - 0.1);
+    // The upper lake drained into the lower one: it holds more than its own rain.
+    assert!(report.drains > 0);
+    assert!(lower_volume > own_rain, "{lower_volume} <= {own_rain}");
+}
+
+/// A 400 x 400 map: a flat basin of about 107 500 cells at height 0 behind a
+/// cliff, with one notch at 0.05 that runs down to the east border.
+fn big_basin() -> Heightmap {
+    Heightmap::from_fn(400, 400, |x, y| {
+        let (dx, dy) = (x as f32 - 199.5, y as f32 - 199.5);
+        let r = (dx * dx + dy * dy).sqrt();
+        if r <= 185.0 {
+            0.0
+        } else if (199..=200).contains(&y) && x > 199 {
+            0.05 - 0.002 * (x as f32 - 385.0)
+        } else {
+            0.1 + 0.001 * (r - 185.0)
+        }
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_100_000_cell_lake_fills_and_drains_on_a_small_stack() {
+    // 256 KiB of stack: a recursive flood fill over 100 000 cells would need
+    // megabytes.
+    let thread = std::thread::Builder::new().stack_size(256 * 1024).spawn(|| {
+        let before = big_basin();
+        let mut map = before.clone();
+        let p = HydrologyParams {
+            particles: 40,
+            volume_factor: 0.001,
+            stall_stream: 0.0,
+            trees: false,
+            ..HydrologyParams::default()
+        };
+        let mut h = Hydrology::new(p, 400, 400).unwrap();
+        let report = h.run_seeded(&mut map, 1).unwrap();
+        assert_books(&before, &map, 0.0, &h, &report);
+        let wet: Vec<f32> = (0..map.len())
+            .filter(|&i| h.pool().cells()[i] > 0.0)
+            .map(|i| map.cells()[i] + h.pool().cells()[i])
+            .collect();
+        let lo = wet.iter().copied().fold(f32::INFINITY, f32::min);
+        let hi = wet.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        eprintln!("{} wet cells at {lo}..{hi}; {report:?}", wet.len());
+        assert!(wet.len() >= 100_000);
+        // Full to the notch, and draining through it off the map.
+        // (Each particle raises this lake by 1 / (107 500 * 0.001) = 0.0093 before
+        // the next one finds the drain, and drainage lowers it slowly.)
+        assert!((0.05..0.06).contains(&lo) && hi - lo < 1e-3, "{lo}..{hi}");
+        assert!(report.drains > 0 && report.water_outflow > 0.0);
+        assert!(report.flood_cells / report.floods >= 100_000);
+    });
+    thread.unwrap().join().unwrap();
+}
+
+#[test]
+fn a_flood_costs_in_proportion_to_its_pool_not_the_map() {
+    // The same small pit, 10 cells from the corner, on a 32 x 32 and a 1024 x 1024
+    // map; one particle placed on it.
+    let cost = |size: usize| {
+        let mut map = Heightmap::from_fn(size, size, |x, y| {
+            if (9..=11).contains(&x) && (9..=11).contains(&y) { 0.9 } else { 1.0 }
+        })
+        .unwrap();
+        let p =
+            HydrologyParams { particles: 1, stall_stream: 0.0, trees: false, ..HydrologyParams::default() };
+        let mut h = Hydrology::new(p, size, size).unwrap();
+        let report = h.run(&mut map, &mut Replay(words_for_cell(10, 10, size).to_vec(), 0)).unwrap();
+        assert_eq!(report.ended_in_pool, 1, "{report:?}");
+        (report.floods, report.flood_cells)
+    };
+    let small = cost(32);
+    let large = cost(1024);
+    eprintln!("flood cost: {small:?} on 32 x 32, {large:?} on 1024 x 1024");
+    assert_eq!(small, large);
+    assert!(small.1 < 1_000);
+}
+
+#[test]
+fn with_a_sea_level_the_border_drains_instead_of_walling_pools_in() {
+    // A slope down to the west border, which lies 0.1 below the sea.
+    let bowl = Heightmap::from_fn(32, 32, |x, y| -0.1 + 0.01 * x as f32 + 0.001 * (y % 3) as f32).unwrap();
+    let run = |sea_level| {
+        let mut map = bowl.clone();
+        let p = HydrologyParams { sea_level, ..scene(400, 0.01) };
+        let mut h = Hydrology::new(p, 32, 32).unwrap();
+        let report = h.run_seeded(&mut map, 2).unwrap();
+        assert_books(&bowl, &map, 0.0, &h, &report);
+        let top = (0..map.len())
+            .filter(|&i| h.pool().cells()[i] > 0.0)
+            .map(|i| map.cells()[i] + h.pool().cells()[i])
+            .fold(f32::NEG_INFINITY, f32::max);
+        (top, report)
+    };
+    let (walled, walled_report) = run(None);
+    let (sea, sea_report) = run(Some(0.0));
+    eprintln!("top of the water: walled {walled}, sea {sea}");
+    assert!(walled > 0.05, "walled in by the border");
+    assert!(sea > -0.01 && sea < 1e-3, "at sea level");
+    assert!(sea_report.water_outflow > walled_report.water_outflow);
+    assert!(sea_report.erosion.left_map > walled_report.erosion.left_map);
+}
+
+#[test]
+fn trees_root_where_they_stand_and_can_be_switched_off() {
+    let before = fbm_terrain(64, 64, 4).unwrap();
+    let p = HydrologyParams { batch: 20, ..params(4_000) };
+    let mut map = before.clone();
+    let mut h = Hydrology::new(p, 64, 64).unwrap();
+    h.run_seeded(&mut map, 1).unwrap();
+    let trees: Vec<(usize, usize)> = h.trees().collect();
+    assert!(trees.len() > 20, "{} trees", trees.len());
+    // The vegetation map is exactly the trees' roots: 1 under each tree, 0.6 on its
+    // edges, 0.4 on its corners.
+    let mut expected = vec![0.0_f64; 64 * 64];
+    for &(x, y) in &trees {
+        for ny in y.saturating_sub(1)..(y + 2).min(64) {
+            for nx in x.saturating_sub(1)..(x + 2).min(64) {
+                expected[ny * 64 + nx] += [1.0, 0.6, 0.4][usize::from(nx != x) + usize::from(ny != y)];
+            }
+        }
+    }
+    for (got, want) in h.vegetation().cells().iter().zip(&expected) {
+        assert!((f64::from(*got) - want).abs() < 1e-4, "{got} vs {want}");
+    }
+    // No tree stands in a pool.
+    assert!(trees.iter().all(|&(x, y)| h.pool()[(x, y)] == 0.0));
+
+    let mut map = before.clone();
+    let mut bare = Hydrology::new(HydrologyParams { trees: false, ..p }, 64, 64).unwrap();
+    bare.run_seeded(&mut map, 1).unwrap();
+    assert_eq!(bare.trees().len(), 0);
+    assert!(bare.vegetation().cells().iter().all(|&v| v == 0.0));
+}
+
+#[test]
+fn layers_can_be_read_and_set_to_resume_a_run() {
+    let p = HydrologyParams { batch: 50, lrate: 0.05, ..params(1_500) };
+    let mut map = fbm_terrain(40, 40, 2).unwrap();
+    let mut first = Hydrology::new(p, 40, 40).unwrap();
+    first.run_seeded(&mut map, 1).unwrap();
+
+    // A fresh simulator given the layers and trees goes on exactly as the first.
+    let mut resumed = Hydrology::new(p, 40, 40).unwrap();
+    resumed.set_stream(first.stream()).unwrap();
+    resumed.set_pool(first.pool()).unwrap();
+    resumed.set_vegetation(first.vegetation()).unwrap();
+    resumed.set_trees(&first.trees().collect::<Vec<_>>()).unwrap();
+    let mut map_a = map.clone();
+    let mut map_b = map.clone();
+    let pool_before = first.pool_volume();
+    let ra = first.run_seeded(&mut map_a, 2).unwrap();
+    let rb = resumed.run_seeded(&mut map_b, 2).unwrap();
+    assert_eq!(map_a, map_b);
+    assert_eq!(ra, rb);
+    assert_eq!(first.pool(), resumed.pool());
+    assert_eq!(first.stream(), resumed.stream());
+    assert_eq!(first.vegetation(), resumed.vegetation());
+    assert_books(&map, &map_a, pool_before, &first, &ra);
+
+    // Setters check sizes and values, and change nothing on error.
+    let wrong = Heightmap::new(40, 39).unwrap();
+    assert_eq!(resumed.set_stream(&wrong), Err(GridError::LengthMismatch { expected: 1600, actual: 1560 }));
+    let mut nan = Heightmap::new(40, 40).unwrap();
+    nan[(3, 4)] = f32::NAN;
+    assert_eq!(resumed.set_pool(&nan), Err(GridError::NonFinite { x: 3, y: 4 }));
+    assert_eq!(resumed.set_vegetation(&nan), Err(GridError::NonFinite { x: 3, y: 4 }));
+    assert_eq!(resumed.set_trees(&[(1, 1), (40, 0)]), Err(GridError::OutsideMap));
+    assert_eq!(resumed.pool(), first.pool());
+    // Negative depths are stored as dry.
+    let negative = Heightmap::filled(40, 40, -1.0).unwrap();
+    resumed.set_pool(&negative).unwrap();
+    assert!(resumed.pool().cells().iter().all(|&d| d == 0.0));
+}
+
+#[test]
+fn progress_reports_and_cancels_leaving_the_books_balanced() {
+    let before = fbm_terrain(48, 48, 3).unwrap();
+    let p = HydrologyParams { batch: 100, ..params(10_000) };
+    let mut map = before.clone();
+    let mut h = Hydrology::new(p, 48, 48).unwrap();
+    let mut calls = Vec::new();
+    let mut progress = |done: u64, total: u64| {
+        calls.push((done, total));
+        if done >= 3 * PROGRESS_INTERVAL { Control::Stop } else { Control::Continue }
+    };
+    let mut rng = Xoshiro256StarStar::seed_from_u64(9);
+    let report = h.run_with_progress(&mut map, &mut rng, &mut progress).unwrap();
+    let n = 3 * PROGRESS_INTERVAL;
+    assert!(report.erosion.cancelled);
+    assert_eq!(report.erosion.droplets, n);
+    assert_eq!(calls, vec![(n / 3, 10_000), (2 * n / 3, 10_000), (n, 10_000), (n, 10_000)]);
+    assert_books(&before, &map, 0.0, &h, &report);
+
+    // The cancelled run did exactly what a run of that many particles does.
+    let mut partial = before.clone();
+    let mut short = Hydrology::new(HydrologyParams { particles: n as u32, ..p }, 48, 48).unwrap();
+    let full = short.run_seeded(&mut partial, 9).unwrap();
+    assert_eq!(partial, map);
+    assert_eq!(short.pool(), h.pool());
+    assert_eq!(short.stream(), h.stream());
+    assert_eq!(full.erosion.steps, report.erosion.steps);
+    assert!(!full.erosion.cancelled);
+}
+
+#[test]
+fn bad_maps_are_rejected_untouched_and_tiny_maps_erode_to_themselves() {
+    let mut h = Hydrology::new(params(100), 16, 16).unwrap();
+    let mut map = fbm_terrain(16, 16, 1).unwrap();
+    map[(5, 9)] = f32::INFINITY;
+    let copy = map.clone();
+    assert_eq!(h.run_seeded(&mut map, 1), Err(GridError::NonFinite { x: 5, y: 9 }));
+    assert_eq!(
+        map.cells().iter().map(|c| c.to_bits()).collect::<Vec<_>>(),
+        copy.cells().iter().map(|c| c.to_bits()).collect::<Vec<_>>()
+    );
+    let mut other = fbm_terrain(16, 17, 1).unwrap();
+    assert_eq!(h.run_seeded(&mut other, 1), Err(GridError::LengthMismatch { expected: 256, actual: 272 }));
+    assert!(h.stream().cells().iter().all(|&s| s == 0.0));
+
+    for (w, hgt) in [(1, 1), (2, 2), (1, 9), (9, 2)] {
+        let before = Heightmap::from_fn(w, hgt, |x, y| (x * 3 + y) as f32).unwrap();
+        let mut map = before.clone();
+        let mut h = Hydrology::new(params(1_000), w, hgt).unwrap();
+        let report = h.run_seeded(&mut map, 1).unwrap();
+        assert_eq!(map, before);
+        assert_eq!(report, HydrologyReport::default());
+    }
+    assert!(matches!(Hydrology::new(params(1), 0, 5), Err(Error::Grid(GridError::Empty { .. }))));
+}
+
+#[test]
+fn bad_params_are_typed_errors_naming_the_field() {
+    let d = HydrologyParams::default();
+    let cases: Vec<(HydrologyParams, &str)> = vec![
+        (HydrologyParams { dt: 0.0, ..d }, "dt"),
+        (HydrologyParams { density: f32::NAN, ..d }, "density"),
+        (HydrologyParams { friction: 1.0, ..d }, "friction"),
+        (HydrologyParams { deposition_rate: -0.1, ..d }, "deposition_rate"),
+        (HydrologyParams { evaporation_rate: 0.9, ..d }, "evaporation_rate"),
+        (HydrologyParams { min_volume: 0.0, ..d }, "min_volume"),
+        (HydrologyParams { height_scale: -1.0, ..d }, "height_scale"),
+        (HydrologyParams { batch: 0, ..d }, "batch"),
+        (HydrologyParams { lrate: 1.5, ..d }, "lrate"),
+        (HydrologyParams { volume_factor: 0.0, ..d }, "volume_factor"),
+        (HydrologyParams { drainage: -0.1, ..d }, "drainage"),
+        (HydrologyParams { approach: 0.0, ..d }, "approach"),
+        (HydrologyParams { max_fails: 0, ..d }, "max_fails"),
+        (HydrologyParams { spill: 0, ..d }, "spill"),
+        (HydrologyParams { max_steps: 0, ..d }, "max_steps"),
+        (HydrologyParams { stall_stream: f32::INFINITY, ..d }, "stall_stream"),
+        (HydrologyParams { stall_acceleration: -1.0, ..d }, "stall_acceleration"),
+        (HydrologyParams { entrainment: 1e4, ..d }, "entrainment"),
+        (HydrologyParams { sea_level: Some(f32::NAN), ..d }, "sea_level"),
+    ];
+    for (p, field) in cases {
+        let err = p.validate().unwrap_err();
+        assert_eq!(err.field(), field, "{p:?}");
+        assert!(err.to_string().contains(field) && err.to_string().contains("must be"), "{err}");
+        assert_eq!(Hydrology::new(p, 8, 8).unwrap_err(), Error::Param(err));
+    }
+    let plain =
+        HydrologyParams { entrainment: 0.0, pit_safe: false, trees: false, sea_level: Some(-3.0), ..d };
+    assert!(plain.validate().is_ok());
+}
+
+fn arb_map() -> impl Strategy<Value = Heightmap> {
+    // At least 8 cells a side: on smaller maps the last sub-ulp remainder of a
+    // run's sediment can exceed 1e-9 of the map's total (see MassBalance).
+    (8usize..=24, 8usize..=24, -2i32..=3, any::<u64>(), 0u8..3)
+        .prop_flat_map(|(w, h, exp, seed, kind)| {
+            (Just((w, h, 10f32.powi(exp), seed, kind)), prop::collection::vec(-1.0f32..1.0, w * h))
+        })
+        .prop_map(|((w, h, scale, seed, kind), noise)| {
+            // Rough noise, smooth terrain, or a bowl (which pools).
+            let terrain = fbm_terrain(w, h, seed).unwrap();
+            Heightmap::from_fn(w, h, |x, y| match kind {
+                0 => noise[y * w + x] * scale,
+                1 => terrain[(x, y)] * scale,
+                _ => {
+                    let (dx, dy) = (x as f32 - w as f32 / 2.0, y as f32 - h as f32 / 2.0);
+                    (dx * dx + dy * dy) * 0.01 * scale + terrain[(x, y)] * 0.1 * scale
+                }
+            })
+            .unwrap()
+        })
+}
+
+fn arb_params() -> impl Strategy<Value = HydrologyParams> {
+    (
+        (0.1f32..=2.0, 0.0f32..=1.0, 0.0f32..=1.0, 0.0f32..=0.05, 0.001f32..=0.5, 0.0f32..=100.0),
+        (0u32..=60, 1u32..=30, 0.0f32..=1.0, 0.001f32..=1000.0, 0.0f32..=1.0, 0.05f32..=1.0),
+        (1u32..=12, 1u32..=6, 1u32..=3_000, 0.0f32..=1.0, 0.0f32..=20.0),
+        (any::<bool>(), any::<bool>(), prop::option::of(-1.0f32..1.0)),
+    )
+        .prop_map(|(a, b, c, d)| {
+            let (dt, friction, kd, ke, min_volume, height_scale) = a;
+            let (particles, batch, lrate, volume_factor, drainage, approach) = b;
+            let (max_fails, spill, max_steps, stall_stream, entrainment) = c;
+            let (pit_safe, trees, sea_level) = d;
+            HydrologyParams {
+                dt,
+                density: 1.0,
+                friction: friction / dt,
+                deposition_rate: kd / dt,
+                evaporation_rate: ke / dt,
+                min_volume,
+                height_scale,
+                particles,
+                batch,
+                lrate,
+                volume_factor,
+                drainage,
+                approach,
+                max_fails,
+                spill,
+                max_steps,
+                stall_stream,
+                stall_acceleration: 0.01,
+                entrainment,
+                pit_safe,
+                trees,
+                sea_level,
+            }
+        })
+        .prop_filter("valid", |p| p.validate().is_ok())
+}
+
+proptest! {
+    // 256 cases by default; PROPTEST_CASES=100000 for a long soak.
+    #![proptest_config(ProptestConfig { cases: common::proptest_cases(256), ..ProptestConfig::default() })]
+
+    #[test]
+    fn sediment_and_water_balance_on_any_map(map in arb_map(), p in arb_params(), seed in any::<u64>()) {
+        let mut after = map.clone();
+        let mut h = Hydrology::new(p, map.width(), map.height()).unwrap();
+        let first = h.run_seeded(&mut after, seed).unwrap();
+        // A second run starts from the first's layers.
+        let pool_before = h.pool_volume();
+        let mut again = after.clone();
+        let second = h.run_seeded(&mut again, seed ^ 1).unwrap();
+        assert_books(&after, &again, pool_before, &h, &second);
+        let balance = MassBalance::new(&map, &after, first.erosion.outflow);
+        prop_assert!(balance.is_conserved(), "{:?} {:?}", balance, first);
+        prop_assert!(first.is_water_balanced(), "{:?}", first);
+        prop_assert!(first.erosion.steps <= u64::from(p.particles) * u64::from(p.max_steps));
+    }
+
+    #[test]
+    fn runs_are_deterministic(map in arb_map(), p in arb_params(), seed in any::<u64>()) {
+        let run = || {
+            let mut m = map.clone();
+            let mut h = Hydrology::new(p, map.width(), map.height()).unwrap();
+            let r = h.run_seeded(&mut m, seed).unwrap();
+            ([&m, h.pool(), h.stream(), h.vegetation()].map(common::map_hash), r)
+        };
+        prop_assert_eq!(run(), run());
+    }
+}
