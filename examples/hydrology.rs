@@ -2,7 +2,7 @@
 //! terrain with its streams and pools drawn on it, as seed 002 shows them.
 //!
 //! ```text
-//! cargo run --release --example hydrology -- [--size N] [--particles K] [--seed S]
+//! cargo run --release --features png --example hydrology -- [--size N] [--particles K] [--seed S]
 //!     [--sea-level H] [--no-trees] [--plain] [--out-dir DIR]
 //! ```
 //!

@@ -2,7 +2,7 @@
 //! and after 35 000, 50 000 and 100 000 snowballs, as in the article's figure 3.
 //!
 //! ```text
-//! cargo run --release --example island -- [--size N] [--seed S] [--relief H] [--no-blur] [--out-dir DIR]
+//! cargo run --release --features png --example island -- [--size N] [--seed S] [--relief H] [--no-blur] [--out-dir DIR]
 //! ```
 //!
 //! Defaults: a 354 x 354 [`island_terrain`] (125 316 cells, so the article's
