@@ -30,6 +30,11 @@ pub struct MassBalance {
     pub outflow: f64,
     /// `sum(|before|)`, the scale errors are measured against.
     pub scale: f64,
+    /// Half a unit in the last place of the smallest-magnitude cell of `after`:
+    /// the finest amount an `f32` map can hold, and so the floor of any balance.
+    /// It matters only on small maps whose cells are all far from zero, where it
+    /// can exceed `TOLERANCE * scale`.
+    pub resolution: f64,
 }
 
 impl MassBalance {
@@ -39,13 +44,22 @@ impl MassBalance {
     /// the height change actually applied to each cell (old minus new, in `f64`),
     /// so the only loss left is the rounding of the final deposit of a run onto one
     /// `f32` cell, below half a unit in the last place of the cell of smallest
-    /// magnitude.
+    /// magnitude ([`resolution`](Self::resolution), which
+    /// [`is_conserved`](Self::is_conserved) also accepts: on a tiny map of cells far
+    /// from zero no `f32` map can balance more finely).
     pub const TOLERANCE: f64 = 1e-9;
 
     /// Measures the balance between two grids of the same size (sizes are not
     /// checked: a grid of another size simply does not balance).
     pub fn new<A: AsRef<[f32]>, B: AsRef<[f32]>>(before: &Grid<A>, after: &Grid<B>, outflow: f64) -> Self {
-        Self { before: before.sum(), after: after.sum(), outflow, scale: before.sum_abs() }
+        let finest = after.cells().iter().fold(f32::INFINITY, |m, h| m.min(h.abs()));
+        Self {
+            before: before.sum(),
+            after: after.sum(),
+            outflow,
+            scale: before.sum_abs(),
+            resolution: half_ulp(finest),
+        }
     }
 
     /// `sum(before) - sum(after) - outflow`: mass unaccounted for (positive: lost).
@@ -58,13 +72,30 @@ impl MassBalance {
         if self.scale > 0.0 { self.error().abs() / self.scale } else { self.error().abs() }
     }
 
-    /// Whether the error is within [`TOLERANCE`](Self::TOLERANCE).
+    /// Whether the error is within [`TOLERANCE`](Self::TOLERANCE) of the scale,
+    /// or within the map's [`resolution`](Self::resolution) where that is coarser.
     pub fn is_conserved(&self) -> bool {
         self.is_within(Self::TOLERANCE)
     }
 
-    /// Whether `|error| <= relative * sum(|before|)`.
+    /// Whether `|error| <= max(relative * sum(|before|), resolution)`.
     pub fn is_within(&self, relative: f64) -> bool {
-        self.error().abs() <= relative * self.scale
+        self.error().abs() <= (relative * self.scale).max(self.resolution)
     }
+}
+
+/// Half a unit in the last place of `value` (non-negative), in `f64`; 0 for
+/// non-finite values and for empty maps.
+fn half_ulp(value: f32) -> f64 {
+    if !value.is_finite() {
+        return 0.0;
+    }
+    let next = f32::from_bits(value.to_bits() + 1);
+    // Past the largest finite value, one ulp is 2^-23 of it (2^-24 is half of it).
+    let step = if next.is_finite() {
+        f64::from(next) - f64::from(value)
+    } else {
+        f64::from(value) * 5.960_464_477_539_063e-8
+    };
+    step * 0.5
 }

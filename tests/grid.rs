@@ -108,3 +108,22 @@ fn serde_round_trip_and_validation() {
     let err = serde_json::from_str::<Heightmap>(bad).unwrap_err();
     assert!(err.to_string().contains("buffer holds 2 cells"), "{err}");
 }
+
+#[test]
+fn the_balance_floor_is_half_an_ulp_of_the_finest_cell() {
+    use hydraulic_erosion::MassBalance;
+    let before = Heightmap::filled(2, 2, 1000.0).unwrap();
+    let mut after = before.clone();
+    // 1000 has an ulp of 2^-14: a 2^-16 error cannot be expressed in f32 here, and
+    // is below half an ulp of the finest cell, so it counts as balanced.
+    let balance = MassBalance::new(&before, &after, 2f64.powi(-16));
+    assert_eq!(balance.resolution, 2f64.powi(-15));
+    assert!(balance.error().abs() > MassBalance::TOLERANCE * balance.scale);
+    assert!(balance.is_conserved());
+    // A whole ulp lost is not.
+    after[(0, 0)] = f32::from_bits(1000f32.to_bits() - 1);
+    assert!(!MassBalance::new(&before, &after, 0.0).is_conserved());
+    // Near zero the floor vanishes and the relative bound rules.
+    let zero = Heightmap::filled(2, 2, 0.0).unwrap();
+    assert!(MassBalance::new(&zero, &zero, 0.0).resolution < 1e-44);
+}
