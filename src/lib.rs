@@ -53,7 +53,8 @@
 //! # Guarantees
 //!
 //! - **Mass**: `sum(before) - sum(after) == report.outflow` within
-//!   `1e-9 * sum(|before|)` ([`MassBalance::TOLERANCE`]).
+//!   `1e-9 * sum(|before|)` ([`MassBalance::TOLERANCE`]), or half an ulp of the
+//!   finest cell where that is coarser ([`MassBalance::resolution`]).
 //! - **Determinism**: the same map, params and seed give the same bits, with the
 //!   `std` or the `libm` backend, on every platform. A change of output for a
 //!   fixed seed is value-breaking: it bumps the minor version and is listed in the
