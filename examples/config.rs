@@ -124,12 +124,9 @@ mod tests {
         let Terrain::Noise { size, params } = &config.terrain else { panic!("{:?}", config.terrain) };
         assert_eq!(*size, [256, 256]);
         params.validate().unwrap();
-        match &config.model {
-            Model::Physical(p) => {
-                p.validate().unwrap();
-                assert!(p.pit_safe && p.droplets == 150_000);
-            }
-        }
+        let Model::Physical(p) = &config.model else { panic!("{:?}", config.model) };
+        p.validate().unwrap();
+        assert!(p.pit_safe && p.droplets == 150_000);
         config.outputs.hillshade.validate().unwrap();
         assert_eq!(config.outputs.after.len(), 3);
     }
@@ -138,6 +135,8 @@ mod tests {
     fn mistakes_in_a_config_are_errors() {
         let base = r#""terrain": {"builtin": {"size": [8, 8]}}"#;
         assert!(parse(&format!(r#"{{{base}, "model": {{"physical": {{}}}}}}"#)).is_ok());
+        assert!(parse(&format!(r#"{{{base}, "model": {{"snowball": {{"blur": false}}}}}}"#)).is_ok());
+        assert!(parse(&format!(r#"{{{base}, "model": {{"hydrology": {{"trees": false}}}}}}"#)).is_ok());
         for bad in [
             format!(r#"{{{base}, "model": {{"physcial": {{}}}}}}"#),
             format!(r#"{{{base}, "model": {{"physical": {{"dorplets": 5}}}}}}"#),

@@ -58,6 +58,11 @@ fn parse_args() -> Result<Args, String> {
             params.droplets = droplets.unwrap_or(params.droplets);
             params.pit_safe |= pit_safe;
         }
+        Model::Snowball(params) => params.snowballs = droplets.or(params.snowballs),
+        Model::Hydrology(params) => {
+            params.particles = droplets.unwrap_or(params.particles);
+            params.pit_safe |= pit_safe;
+        }
     }
     Ok(args)
 }

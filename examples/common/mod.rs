@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{
-    ErosionParams, ErosionReport, HeightRange, Heightmap, Hillshade, MassBalance, Overlays, Physical,
-    Progress, erosion_map, write_heightmap,
+    ErosionParams, ErosionReport, HeightRange, Heightmap, Hillshade, Hydrology, HydrologyParams, MassBalance,
+    Overlays, Physical, Progress, Snowball, SnowballParams, erosion_map, write_heightmap,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use rand_xoshiro::Xoshiro256StarStar;
@@ -23,10 +23,14 @@ use rand_xoshiro::Xoshiro256StarStar;
 pub enum Model {
     /// Newtonian droplets (seed 000).
     Physical(ErosionParams),
+    /// Snowballs (seed 001), blurred after the run.
+    Snowball(SnowballParams),
+    /// Particles with stream, pool and vegetation maps (seed 002).
+    Hydrology(HydrologyParams),
 }
 
 /// The model names `by_name` knows, for messages.
-pub const MODELS: &str = "physical";
+pub const MODELS: &str = "physical, snowball, hydrology";
 
 /// What a run produced besides the eroded map: its report and any layers to draw
 /// over the preview (Hydrology's pool and stream maps).
@@ -41,6 +45,8 @@ impl Model {
     pub fn by_name(name: &str) -> Result<Self, String> {
         match name {
             "physical" => Ok(Self::Physical(ErosionParams::default())),
+            "snowball" => Ok(Self::Snowball(SnowballParams::default())),
+            "hydrology" => Ok(Self::Hydrology(HydrologyParams::default())),
             other => Err(format!("unknown model {other:?} (available: {MODELS})")),
         }
     }
@@ -48,6 +54,8 @@ impl Model {
     pub fn name(&self) -> &'static str {
         match self {
             Self::Physical(_) => "physical",
+            Self::Snowball(_) => "snowball",
+            Self::Hydrology(_) => "hydrology",
         }
     }
 
@@ -65,6 +73,30 @@ impl Model {
                 let report =
                     physical.run_with_progress(map, &mut rng, progress).map_err(|e| e.to_string())?;
                 Ok(Outcome { report, water: None, streams: None })
+            }
+            Self::Snowball(params) => {
+                let snowball = Snowball::new(*params).map_err(|e| e.to_string())?;
+                let report =
+                    snowball.run_with_progress(map, &mut rng, progress).map_err(|e| e.to_string())?;
+                Ok(Outcome { report, water: None, streams: None })
+            }
+            Self::Hydrology(params) => {
+                let mut hydrology =
+                    Hydrology::new(*params, map.width(), map.height()).map_err(|e| e.to_string())?;
+                let report =
+                    hydrology.run_with_progress(map, &mut rng, progress).map_err(|e| e.to_string())?;
+                println!(
+                    "water: rain {:.3}, pooled {:.3}, evaporated {:.3}, outflow {:.3}, dropped {:.3}; error {:.3e} ({})",
+                    report.rain,
+                    report.pooled,
+                    report.evaporated,
+                    report.water_outflow,
+                    report.dropped,
+                    report.water_error(),
+                    if report.is_water_balanced() { "balanced" } else { "NOT balanced" },
+                );
+                let (water, streams) = (hydrology.pool().clone(), hydrology.stream().clone());
+                Ok(Outcome { report: report.erosion, water: Some(water), streams: Some(streams) })
             }
         }
     }
