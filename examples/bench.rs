@@ -19,7 +19,8 @@
 //!
 //! `--threads T` (feature `parallel`) runs `physical` or `snowball` through
 //! `Parallel` on a rayon pool of `T` threads built here, with `--batch B`
-//! droplets per batch and `--rounds R` batches per round (defaults 4096 and 8);
+//! droplets per batch and `--rounds R` batches per round (`ParallelParams`'
+//! defaults, 4096 and 2);
 //! `--mode` picks the batches' inner loop. `T = 1` runs the same algorithm on
 //! one thread (same bits as any `T`); the batches' streams derive from the seed
 //! below. `cpu_seconds` then counts the calling thread only: compare `seconds`.
@@ -48,8 +49,8 @@ struct Args {
     input: Option<String>,
     output: Option<String>,
     threads: Option<usize>,
-    batch: u32,
-    rounds: u32,
+    batch: Option<u32>,
+    rounds: Option<u32>,
 }
 
 const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE] [--threads T [--batch B] [--rounds R]]";
@@ -64,8 +65,8 @@ fn parse_args() -> Result<Args, String> {
         input: None,
         output: None,
         threads: None,
-        batch: 4096,
-        rounds: 8,
+        batch: None,
+        rounds: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -79,8 +80,8 @@ fn parse_args() -> Result<Args, String> {
             "--in" => args.input = Some(value()?),
             "--out" => args.output = Some(value()?),
             "--threads" => args.threads = Some(value()?.parse().map_err(|e| format!("--threads: {e}"))?),
-            "--batch" => args.batch = value()?.parse().map_err(|e| format!("--batch: {e}"))?,
-            "--rounds" => args.rounds = value()?.parse().map_err(|e| format!("--rounds: {e}"))?,
+            "--batch" => args.batch = Some(value()?.parse().map_err(|e| format!("--batch: {e}"))?),
+            "--rounds" => args.rounds = Some(value()?.parse().map_err(|e| format!("--rounds: {e}"))?),
             "--help" | "-h" => return Err(USAGE.into()),
             other => return Err(format!("unknown option {other}\n{USAGE}")),
         }
@@ -125,9 +126,9 @@ fn run() -> Result<(), String> {
     let (report, (seconds, cpu_seconds)) = match args.model.as_str() {
         "physical" | "snowball" if args.threads.is_some() => {
             let seed = args.seed ^ 0xD50F_1E7D;
-            let report = parallel::run(&args, &mut map, params, seed)?;
-            extra = format!(",\"threads\":{},\"batch\":{},\"rounds\":{}", report.2, args.batch, args.rounds);
-            (report.0, report.1)
+            let (report, times, (threads, batch, rounds)) = parallel::run(&args, &mut map, params, seed)?;
+            extra = format!(",\"threads\":{threads},\"batch\":{batch},\"rounds\":{rounds}");
+            (report, times)
         }
         "physical" => {
             let physical = Physical::new(params).map_err(|e| e.to_string())?;
@@ -233,21 +234,26 @@ mod parallel {
         SnowballParams,
     };
 
-    /// The report, `(seconds, cpu_seconds)` and the pool's thread count.
+    /// The report, `(seconds, cpu_seconds)` and `(threads, batch size,
+    /// batches per round)`.
     pub fn run(
         args: &Args,
         map: &mut Heightmap,
         params: ErosionParams,
         seed: u64,
-    ) -> Result<(ErosionReport, (f64, f64), usize), String> {
+    ) -> Result<(ErosionReport, (f64, f64), (usize, u32, u32)), String> {
         let mode = match args.mode.as_str() {
             "sequential" => InnerMode::Sequential,
             "lockstep" => InnerMode::Lockstep,
             other => return Err(format!("unknown mode {other:?} (sequential, lockstep)")),
         };
-        let parallel =
-            Parallel::new(ParallelParams { batch_size: args.batch, batches_per_round: args.rounds, mode })
-                .map_err(|e| e.to_string())?;
+        let defaults = ParallelParams::default();
+        let parallel = Parallel::new(ParallelParams {
+            batch_size: args.batch.unwrap_or(defaults.batch_size),
+            batches_per_round: args.rounds.unwrap_or(defaults.batches_per_round),
+            mode,
+        })
+        .map_err(|e| e.to_string())?;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(args.threads.unwrap_or(1))
             .build()
@@ -268,7 +274,8 @@ mod parallel {
             })
         };
         let (report, times) = result.map_err(|e| e.to_string())?;
-        Ok((report, times, threads))
+        let p = parallel.params();
+        Ok((report, times, (threads, p.batch_size, p.batches_per_round)))
     }
 }
 
@@ -283,7 +290,7 @@ mod parallel {
         _: &mut Heightmap,
         _: ErosionParams,
         _: u64,
-    ) -> Result<(ErosionReport, (f64, f64), usize), String> {
+    ) -> Result<(ErosionReport, (f64, f64), (usize, u32, u32)), String> {
         Err("--threads needs the parallel feature (cargo run --features parallel ...)".into())
     }
 }
