@@ -225,13 +225,16 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
+/// A parallel run's report, `(seconds, cpu_seconds)` and `(threads, batch size,
+/// batches per round)`.
+type Outcome = (hydraulic_erosion::ErosionReport, (f64, f64), (usize, u32, u32));
+
 /// `--threads`: the `Parallel` runs, on a pool built here.
 #[cfg(feature = "parallel")]
 mod parallel {
-    use super::{Args, Clock};
+    use super::{Args, Clock, Outcome};
     use hydraulic_erosion::{
-        ErosionParams, ErosionReport, Heightmap, InnerMode, Parallel, ParallelParams, Physical, Snowball,
-        SnowballParams,
+        ErosionParams, Heightmap, InnerMode, Parallel, ParallelParams, Physical, Snowball, SnowballParams,
     };
 
     /// The report, `(seconds, cpu_seconds)` and `(threads, batch size,
@@ -241,7 +244,7 @@ mod parallel {
         map: &mut Heightmap,
         params: ErosionParams,
         seed: u64,
-    ) -> Result<(ErosionReport, (f64, f64), (usize, u32, u32)), String> {
+    ) -> Result<Outcome, String> {
         let mode = match args.mode.as_str() {
             "sequential" => InnerMode::Sequential,
             "lockstep" => InnerMode::Lockstep,
@@ -282,15 +285,10 @@ mod parallel {
 /// `--threads` without the `parallel` feature.
 #[cfg(not(feature = "parallel"))]
 mod parallel {
-    use super::Args;
-    use hydraulic_erosion::{ErosionParams, ErosionReport, Heightmap};
+    use super::{Args, Outcome};
+    use hydraulic_erosion::{ErosionParams, Heightmap};
 
-    pub fn run(
-        _: &Args,
-        _: &mut Heightmap,
-        _: ErosionParams,
-        _: u64,
-    ) -> Result<(ErosionReport, (f64, f64), (usize, u32, u32)), String> {
+    pub fn run(_: &Args, _: &mut Heightmap, _: ErosionParams, _: u64) -> Result<Outcome, String> {
         Err("--threads needs the parallel feature (cargo run --features parallel ...)".into())
     }
 }
