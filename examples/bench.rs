@@ -17,6 +17,14 @@
 //! `cpu_seconds` is the thread's CPU time over the simulation (Linux; elsewhere
 //! the wall time), steadier than `seconds` on a shared machine.
 //!
+//! `--threads T` (feature `parallel`) runs `physical` or `snowball` through
+//! `Parallel` on a rayon pool of `T` threads built here, with `--batch B`
+//! droplets per batch and `--rounds R` batches per round (`ParallelParams`'
+//! defaults, 4096 and 2);
+//! `--mode` picks the batches' inner loop. `T = 1` runs the same algorithm on
+//! one thread (same bits as any `T`); the batches' streams derive from the seed
+//! below. `cpu_seconds` then counts the calling thread only: compare `seconds`.
+//!
 //! `--model hydrology` runs `Hydrology` with its defaults and `--droplets`
 //! particles on the same map and stream, and adds the water books, the flood
 //! counts, the time spent descending and flooding (`descend_seconds`,
@@ -40,9 +48,12 @@ struct Args {
     seed: u64,
     input: Option<String>,
     output: Option<String>,
+    threads: Option<usize>,
+    batch: Option<u32>,
+    rounds: Option<u32>,
 }
 
-const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE]";
+const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE] [--threads T [--batch B] [--rounds R]]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -53,6 +64,9 @@ fn parse_args() -> Result<Args, String> {
         seed: 1,
         input: None,
         output: None,
+        threads: None,
+        batch: None,
+        rounds: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -65,6 +79,9 @@ fn parse_args() -> Result<Args, String> {
             "--seed" => args.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
             "--in" => args.input = Some(value()?),
             "--out" => args.output = Some(value()?),
+            "--threads" => args.threads = Some(value()?.parse().map_err(|e| format!("--threads: {e}"))?),
+            "--batch" => args.batch = Some(value()?.parse().map_err(|e| format!("--batch: {e}"))?),
+            "--rounds" => args.rounds = Some(value()?.parse().map_err(|e| format!("--rounds: {e}"))?),
             "--help" | "-h" => return Err(USAGE.into()),
             other => return Err(format!("unknown option {other}\n{USAGE}")),
         }
@@ -107,6 +124,12 @@ fn run() -> Result<(), String> {
     // Model-specific fields appended to the JSON line.
     let mut extra = String::new();
     let (report, (seconds, cpu_seconds)) = match args.model.as_str() {
+        "physical" | "snowball" if args.threads.is_some() => {
+            let seed = args.seed ^ 0xD50F_1E7D;
+            let (report, times, (threads, batch, rounds)) = parallel::run(&args, &mut map, params, seed)?;
+            extra = format!(",\"threads\":{threads},\"batch\":{batch},\"rounds\":{rounds}");
+            (report, times)
+        }
         "physical" => {
             let physical = Physical::new(params).map_err(|e| e.to_string())?;
             let clock = Clock::start();
@@ -200,6 +223,74 @@ fn run() -> Result<(), String> {
         write_map(path, &map)?;
     }
     Ok(())
+}
+
+/// A parallel run's report, `(seconds, cpu_seconds)` and `(threads, batch size,
+/// batches per round)`.
+type Outcome = (hydraulic_erosion::ErosionReport, (f64, f64), (usize, u32, u32));
+
+/// `--threads`: the `Parallel` runs, on a pool built here.
+#[cfg(feature = "parallel")]
+mod parallel {
+    use super::{Args, Clock, Outcome};
+    use hydraulic_erosion::{
+        ErosionParams, Heightmap, InnerMode, Parallel, ParallelParams, Physical, Snowball, SnowballParams,
+    };
+
+    /// The report, `(seconds, cpu_seconds)` and `(threads, batch size,
+    /// batches per round)`.
+    pub fn run(
+        args: &Args,
+        map: &mut Heightmap,
+        params: ErosionParams,
+        seed: u64,
+    ) -> Result<Outcome, String> {
+        let mode = match args.mode.as_str() {
+            "sequential" => InnerMode::Sequential,
+            "lockstep" => InnerMode::Lockstep,
+            other => return Err(format!("unknown mode {other:?} (sequential, lockstep)")),
+        };
+        let defaults = ParallelParams::default();
+        let parallel = Parallel::new(ParallelParams {
+            batch_size: args.batch.unwrap_or(defaults.batch_size),
+            batches_per_round: args.rounds.unwrap_or(defaults.batches_per_round),
+            mode,
+        })
+        .map_err(|e| e.to_string())?;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(args.threads.unwrap_or(1))
+            .build()
+            .map_err(|e| e.to_string())?;
+        let threads = pool.current_num_threads();
+        let result = if args.model == "physical" {
+            let physical = Physical::new(params).map_err(|e| e.to_string())?;
+            pool.install(|| {
+                let clock = Clock::start();
+                parallel.run_physical(&physical, map, seed).map(|r| (r, clock.stop()))
+            })
+        } else {
+            let params = SnowballParams { snowballs: Some(params.droplets), ..SnowballParams::default() };
+            let snowball = Snowball::new(params).map_err(|e| e.to_string())?;
+            pool.install(|| {
+                let clock = Clock::start();
+                parallel.run_snowball(&snowball, map, seed).map(|r| (r, clock.stop()))
+            })
+        };
+        let (report, times) = result.map_err(|e| e.to_string())?;
+        let p = parallel.params();
+        Ok((report, times, (threads, p.batch_size, p.batches_per_round)))
+    }
+}
+
+/// `--threads` without the `parallel` feature.
+#[cfg(not(feature = "parallel"))]
+mod parallel {
+    use super::{Args, Outcome};
+    use hydraulic_erosion::{ErosionParams, Heightmap};
+
+    pub fn run(_: &Args, _: &mut Heightmap, _: ErosionParams, _: u64) -> Result<Outcome, String> {
+        Err("--threads needs the parallel feature (cargo run --features parallel ...)".into())
+    }
 }
 
 /// Wall time and this thread's CPU time over the simulation.

@@ -49,6 +49,9 @@
 //!   [`encode_r32`], ...), 16-bit PNG with the `png` feature, an explicit
 //!   [`HeightRange`] for 16-bit samples, typed [`IoError`]s; previews
 //!   ([`Hillshade`] with [`Overlays`], [`erosion_map`]) as [`RgbImage`]s.
+//! - `Parallel` (feature `parallel`): [`Physical`] and [`Snowball`] runs on the
+//!   caller's rayon pool, in fixed batches, with the same bits for any thread
+//!   count.
 //!
 //! # Guarantees
 //!
@@ -71,6 +74,8 @@
 //! - `serde`: `Serialize`/`Deserialize` for params, reports, samplers and grids.
 //! - `noise` (implies `std`): the `NoiseTerrain` generators.
 //! - `png` (implies `std`): 16-bit grayscale PNG heightmaps and RGB PNG previews.
+//! - `parallel` (implies `std`): `Parallel`, deterministic multi-threaded runs on
+//!   the caller's rayon pool.
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -90,6 +95,8 @@ mod hydrology;
 mod io;
 mod math;
 mod normal;
+#[cfg(feature = "parallel")]
+mod parallel;
 mod params;
 mod physical;
 mod preview;
@@ -116,6 +123,8 @@ pub use io::{decode_png, encode_png};
 #[cfg(feature = "std")]
 pub use io::{read_heightmap, write_heightmap};
 pub use normal::{BaseSampler, CentralDifference, EightFacet, NormalSampler, Offset, Sampler, UP};
+#[cfg(feature = "parallel")]
+pub use parallel::{InnerMode, Parallel, ParallelParams};
 pub use params::ErosionParams;
 pub use physical::{DropletTrace, LOCKSTEP_LANES, Physical};
 pub use preview::{Hillshade, Overlays, RgbImage, erosion_map};
