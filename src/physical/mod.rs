@@ -218,7 +218,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
                 let start = Vec2::new(unit_f32(rng) * wf, unit_f32(rng) * hf);
                 eroder.sampler.spawn(rng);
                 let mut droplet = Droplet::new(start);
-                let mut walk = Walk::new(&k);
+                let mut walk = Walk::new(&k, eroder.cell_of(start));
                 let fate = loop {
                     if let Some(fate) = eroder.step(&mut droplet, &mut walk) {
                         break fate;
@@ -300,7 +300,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
         }
         let eroder = Eroder::new(map.view_mut(), self.k, self.sampler.clone());
         let done = !eroder.simulable();
-        let walk = Walk::new(&self.k);
+        let walk = Walk::new(&self.k, eroder.cell_of(start));
         Ok(DropletTrace { eroder, droplet: Droplet::new(start), walk, fate: None, done })
     }
 }
@@ -386,19 +386,22 @@ impl<S: NormalSampler> Drop for DropletTrace<'_, S> {
     }
 }
 
-/// A droplet's step count and its `dt / mass`, kept beside it so the step needs
-/// no division: water shrinks by a fixed factor per step, so `dt / (density *
-/// water)` grows by its inverse.
+/// A droplet's step count, its `dt / mass` and its cell, kept beside it so the
+/// step needs no division (water shrinks by a fixed factor per step, so `dt /
+/// (density * water)` grows by its inverse) and finds its cell without
+/// converting the position again.
 #[derive(Clone, Copy, Debug)]
 struct Walk {
     age: u32,
     /// `dt / (density * water)`, starting from one unit of water.
     accel: f32,
+    /// The droplet's cell: `clamped_cell` of its position.
+    cell: (usize, usize),
 }
 
 impl Walk {
-    fn new(k: &Constants) -> Self {
-        Self { age: 0, accel: k.dt / k.density }
+    fn new(k: &Constants, cell: (usize, usize)) -> Self {
+        Self { age: 0, accel: k.dt / k.density, cell }
     }
 }
 
@@ -486,7 +489,7 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
             return Some(fate);
         }
         let k = self.k;
-        let (x, y) = self.cell_of(d.position);
+        let (x, y) = walk.cell;
         let here = y * self.width + x;
         let grid = GridRef::new_unchecked(self.width, self.height, &*self.cells);
         let n = self.sampler.normal_in_cell(&grid, d.position, x, y, k.height_scale);
@@ -525,7 +528,8 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
             self.height_beyond(px, py)
         } else {
             // On the map, so the conversions need no clamping (sides < 2^31).
-            self.cells[(py as i32 as usize) * self.width + px as i32 as usize]
+            walk.cell = (px as i32 as usize, py as i32 as usize);
+            self.cells[walk.cell.1 * self.width + walk.cell.0]
         };
         // `water * dt·kd * (C - sediment / water)`, expanded: the terrain gives
         // `dt·kd·water·C` and takes back `dt·kd·sediment`. |v| after friction is
