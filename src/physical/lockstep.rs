@@ -9,7 +9,7 @@
 use glam::Vec2;
 use rand_core::Rng;
 
-use super::{Eroder, Motion, Walk};
+use super::{Eroder, Motion, Trade, Walk};
 use crate::droplet::{Droplet, Fate};
 use crate::grid::GridRef;
 use crate::math;
@@ -168,13 +168,33 @@ pub(super) fn run<R, P>(
         }
         normals(eroder, &lanes, &mut round);
 
-        // Motion across the lanes, with the sequential mode's operations.
-        let mut moved = MotionLanes::default();
+        // Motion and the trade terms across the lanes, with the sequential mode's
+        // operations. A lane that goes on keeps its new state; one that ends is
+        // settled below from its position, kept as it was if unstable, and its
+        // load.
+        let mut stage = Stage::new();
         for l in 0..L {
             let (droplet, walk) = lanes.droplet(l);
             let m = Motion::of(&k, &droplet, &walk, round.nx[l], round.nz[l]);
-            (moved.px[l], moved.py[l], moved.vx[l], moved.vy[l]) = (m.px, m.py, m.vx, m.vy);
-            moved.speed[l] = m.speed;
+            (stage.px[l], stage.py[l], stage.vx[l], stage.vy[l], stage.speed[l]) =
+                (m.px, m.py, m.vx, m.vy, m.speed);
+        }
+        for l in 0..L {
+            let (px, py, vx, vy) = (stage.px[l], stage.py[l], stage.vx[l], stage.vy[l]);
+            // `Motion::is_finite` without branches: `x * 0` is 0 for finite `x`, NaN else.
+            let ok = ((px * 0.0 + py * 0.0) + (vx * 0.0 + vy * 0.0)) == 0.0;
+            let off_map = eroder.off_map(px, py);
+            let trade =
+                Trade::of(&k, lanes.water[l], lanes.sediment[l], stage.speed[l], round.centre[l], off_map);
+            (stage.ok[l], stage.off_map[l], stage.rate[l], stage.take_back[l]) =
+                (ok, off_map, trade.rate, trade.take_back);
+            lanes.px[l] = if ok { px } else { lanes.px[l] };
+            lanes.py[l] = if ok { py } else { lanes.py[l] };
+            lanes.vx[l] = if ok { vx * k.friction_keep } else { lanes.vx[l] };
+            lanes.vy[l] = if ok { vy * k.friction_keep } else { lanes.vy[l] };
+            lanes.water[l] *= k.evaporation_keep;
+            lanes.accel[l] *= k.evaporation_gain;
+            lanes.age[l] = lanes.age[l].wrapping_add(1);
         }
 
         // Transfers against the live map, in lane order.
@@ -183,33 +203,57 @@ pub(super) fn run<R, P>(
                 continue;
             }
             eroder.report.steps += 1;
-            let (mut droplet, mut walk) = lanes.droplet(l);
-            let motion = Motion {
-                px: moved.px[l],
-                py: moved.py[l],
-                vx: moved.vx[l],
-                vy: moved.vy[l],
-                speed: moved.speed[l],
+            let here = (lanes.cx[l] as usize, lanes.cy[l] as usize);
+            let fate = if stage.ok[l] {
+                let trade =
+                    Trade { rate: stage.rate[l], take_back: stage.take_back[l], off_map: stage.off_map[l] };
+                let p = Vec2::new(lanes.px[l], lanes.py[l]);
+                let mut cell = here;
+                let fate = eroder.trade(p, here, round.centre[l], trade, &mut lanes.sediment[l], &mut cell);
+                (lanes.cx[l], lanes.cy[l]) = (cell.0 as i32, cell.1 as i32);
+                fate
+            } else {
+                Some(Fate::Unstable)
             };
-            let cell = walk.cell;
-            let fate = eroder.transfer(&mut droplet, &mut walk, motion, cell, round.centre[l]);
             if let Some(fate) = fate {
                 lanes.live[l] = false;
+                let (mut droplet, _) = lanes.droplet(l);
                 eroder.settle(&mut droplet, fate);
+                lanes.sediment[l] = droplet.sediment;
             }
-            lanes.set(l, &droplet, &walk);
         }
     }
 }
 
-/// [`Motion`] across the lanes.
-#[derive(Default)]
-struct MotionLanes {
+/// One round's motion and trade terms across the lanes (see [`Motion`] and
+/// [`Trade`]), and whether each lane's motion stayed finite.
+struct Stage {
     px: [f32; L],
     py: [f32; L],
     vx: [f32; L],
     vy: [f32; L],
     speed: [f32; L],
+    ok: [bool; L],
+    off_map: [bool; L],
+    rate: [f32; L],
+    take_back: [f32; L],
+}
+
+impl Stage {
+    fn new() -> Self {
+        let zero = [0.0; L];
+        Stage {
+            px: zero,
+            py: zero,
+            vx: zero,
+            vy: zero,
+            speed: zero,
+            ok: [false; L],
+            off_map: [false; L],
+            rate: zero,
+            take_back: zero,
+        }
+    }
 }
 
 /// One facet's weighted horizontal component across the lanes (see
