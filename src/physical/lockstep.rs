@@ -145,9 +145,14 @@ pub(super) fn run<R, P>(
             }
             break;
         }
-        // Retire spent droplets and refill, in lane order.
-        let mut any = false;
+        // Retire spent droplets and refill, in lane order; most rounds have none
+        // (the test is `Eroder::spent` across the lanes).
+        let mut ending = false;
         for l in 0..L {
+            ending |= !lanes.live[l] | (lanes.water[l] <= k.min_water) | (lanes.age[l] >= k.max_steps);
+        }
+        let mut any = !ending;
+        for l in (0..L).filter(|_| ending) {
             if lanes.live[l] {
                 let (mut droplet, walk) = lanes.droplet(l);
                 if let Some(fate) = eroder.spent(&droplet, &walk) {
@@ -260,14 +265,19 @@ impl Stage {
 /// [`EightFacet::from_neighbours`]). Not inlined, so the compiler vectorises it
 /// across the lanes rather than across the facets (which would need transposes).
 #[inline(never)]
-fn facet_lanes(centre: &[f32; L], around: &[f32; L], slope: f32, squares: f32, weight: f32) -> [f32; L] {
-    let mut t = [0.0; L];
+fn facet_lanes(
+    t: &mut [f32; L],
+    centre: &[f32; L],
+    around: &[f32; L],
+    slope: f32,
+    squares: f32,
+    weight: f32,
+) {
     for l in 0..L {
         let e = slope * (centre[l] - around[l]);
         let len = math::sqrt(e * e * squares + 1.0);
         t[l] = (weight * e) / len;
     }
-    t
 }
 
 /// Reads every lane's neighbourhood, then computes its normal
@@ -302,7 +312,14 @@ fn normals(eroder: &Eroder<'_, EightFacet>, lanes: &Lanes, round: &mut Round) {
     }
     let scale = eroder.k.height_scale;
     for k in 0..8 {
-        round.t[k] = facet_lanes(&round.centre, &round.around[k], scale * SLOPE[k], SQUARES[k], WEIGHT[k]);
+        facet_lanes(
+            &mut round.t[k],
+            &round.centre,
+            &round.around[k],
+            scale * SLOPE[k],
+            SQUARES[k],
+            WEIGHT[k],
+        );
     }
     let t = &round.t;
     for l in 0..L {
