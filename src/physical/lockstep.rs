@@ -21,7 +21,7 @@ use crate::random::unit_f32;
 /// How many droplets [`Physical::run_lockstep`](crate::Physical::run_lockstep)
 /// advances together. The result of a lockstep run depends on this width and on
 /// nothing else (not on the CPU's features, nor on the thread count).
-pub const LOCKSTEP_LANES: usize = 16;
+pub const LOCKSTEP_LANES: usize = 32;
 
 const L: usize = LOCKSTEP_LANES;
 
