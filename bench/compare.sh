@@ -3,7 +3,9 @@
 #
 #   bench/compare.sh [--sizes "256 512"] [--droplets K] [--runs R] [--modes "sequential lockstep"]
 #
-# Builds the reference (gcc -O3 -march=native) and the bench example (release),
+# Builds the reference (gcc -O3 -march=native) and the bench example (release,
+# -C target-cpu=native like the reference, in target/native; the crate's output
+# is bit-identical with and without it, only the SIMD width changes),
 # writes one map per size with the reference's --write-map, then runs the
 # reference and each crate mode alternately R times on it. Prints the median CPU
 # ns per droplet step of each (the loop's CPU time: steadier than wall time on a
@@ -29,8 +31,8 @@ ref_src=../shared/refbench
 work=target/compare
 mkdir -p "$work"
 make -s -C "$ref_src" OUT="$PWD/$work" >/dev/null
-cargo build -q --release --example bench
-bench=target/release/examples/bench
+RUSTFLAGS="-C target-cpu=native" cargo build -q --release --example bench --target-dir target/native
+bench=target/native/release/examples/bench
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
 echo "droplets: $droplets, runs: $runs (alternated), seed 1, SimpleErosion defaults"

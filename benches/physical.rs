@@ -1,5 +1,6 @@
-//! Criterion benches: the Physical simulator at 256, 512 and 1024 a side
-//! (throughput in droplets) and the normal samplers on their own.
+//! Criterion benches: the Physical simulator, sequential and lockstep, at 256,
+//! 512 and 1024 a side (throughput in droplets) and the normal samplers on their
+//! own.
 //!
 //! `cargo bench --bench physical`. Speed is compared with `../shared/refbench`
 //! by the bench example, as a ratio in one run; these report absolute times.
@@ -11,6 +12,8 @@ use glam::Vec2;
 use hydraulic_erosion::{
     CentralDifference, EightFacet, ErosionParams, NormalSampler, Offset, Physical, fbm_terrain,
 };
+use rand_core::SeedableRng;
+use rand_xoshiro::Xoshiro256StarStar;
 
 fn physical(c: &mut Criterion) {
     let mut group = c.benchmark_group("physical");
@@ -24,6 +27,13 @@ fn physical(c: &mut Criterion) {
             b.iter_batched_ref(
                 || map.clone(),
                 |m| black_box(sim.run_seeded(m, 1).unwrap()),
+                BatchSize::LargeInput,
+            )
+        });
+        group.bench_function(format!("lockstep/{size}"), |b| {
+            b.iter_batched_ref(
+                || (map.clone(), Xoshiro256StarStar::seed_from_u64(1)),
+                |(m, rng)| black_box(sim.run_lockstep(m, rng).unwrap()),
                 BatchSize::LargeInput,
             )
         });

@@ -41,7 +41,7 @@ fn physical_lockstep_run_is_stable() {
     let params = ErosionParams { droplets: 5_000, ..ErosionParams::default() };
     let mut rng = rand_xoshiro::Xoshiro256StarStar::seed_from_u64(11);
     let report = Physical::new(params).unwrap().run_lockstep(&mut map, &mut rng).unwrap();
-    assert_eq!(hydraulic_erosion::LOCKSTEP_LANES, 16);
-    assert_eq!(report.steps, 3_075_637);
-    assert_eq!(format!("{:016x}", common::map_hash(&map)), "297e52ff80a3d87e");
+    assert_eq!(hydraulic_erosion::LOCKSTEP_LANES, 32);
+    assert_eq!(report.steps, 3_033_837);
+    assert_eq!(format!("{:016x}", common::map_hash(&map)), "e67689735127d177");
 }

@@ -9,7 +9,7 @@
 use glam::Vec2;
 use rand_core::Rng;
 
-use super::{Eroder, Motion, Walk};
+use super::{Eroder, Motion, Trade, Walk};
 use crate::droplet::{Droplet, Fate};
 use crate::grid::GridRef;
 use crate::math;
@@ -21,15 +21,68 @@ use crate::random::unit_f32;
 /// How many droplets [`Physical::run_lockstep`](crate::Physical::run_lockstep)
 /// advances together. The result of a lockstep run depends on this width and on
 /// nothing else (not on the CPU's features, nor on the thread count).
-pub const LOCKSTEP_LANES: usize = 16;
+pub const LOCKSTEP_LANES: usize = 32;
 
 const L: usize = LOCKSTEP_LANES;
 
-/// The lanes: one droplet each, or none (`live` false) once the run is draining.
+/// The lanes' droplets as a structure of arrays (one droplet a lane, or none,
+/// `live` false, once the run is draining), so the per-round arithmetic runs
+/// across lanes.
 struct Lanes {
-    droplets: [Droplet; L],
-    walks: [Walk; L],
+    px: [f32; L],
+    py: [f32; L],
+    vx: [f32; L],
+    vy: [f32; L],
+    water: [f32; L],
+    sediment: [f64; L],
+    /// [`Walk`]'s fields.
+    accel: [f32; L],
+    age: [u32; L],
+    /// [`Walk`]'s cell.
+    cx: [i32; L],
+    cy: [i32; L],
     live: [bool; L],
+}
+
+impl Lanes {
+    fn new() -> Self {
+        Lanes {
+            px: [0.0; L],
+            py: [0.0; L],
+            vx: [0.0; L],
+            vy: [0.0; L],
+            water: [0.0; L],
+            sediment: [0.0; L],
+            accel: [0.0; L],
+            age: [0; L],
+            cx: [0; L],
+            cy: [0; L],
+            live: [false; L],
+        }
+    }
+
+    /// The droplet in lane `l` and its walk.
+    #[inline(always)]
+    fn droplet(&self, l: usize) -> (Droplet, Walk) {
+        let droplet = Droplet {
+            position: Vec2::new(self.px[l], self.py[l]),
+            velocity: Vec2::new(self.vx[l], self.vy[l]),
+            water: self.water[l],
+            sediment: self.sediment[l],
+        };
+        let cell = (self.cx[l] as usize, self.cy[l] as usize);
+        (droplet, Walk { age: self.age[l], accel: self.accel[l], cell })
+    }
+
+    /// Puts a droplet and its walk in lane `l`.
+    #[inline(always)]
+    fn set(&mut self, l: usize, d: &Droplet, walk: &Walk) {
+        (self.cx[l], self.cy[l]) = (walk.cell.0 as i32, walk.cell.1 as i32);
+        (self.px[l], self.py[l]) = (d.position.x, d.position.y);
+        (self.vx[l], self.vy[l]) = (d.velocity.x, d.velocity.y);
+        (self.water[l], self.sediment[l]) = (d.water, d.sediment);
+        (self.accel[l], self.age[l]) = (walk.accel, walk.age);
+    }
 }
 
 /// One round's per-lane working arrays (structure of arrays, so the compiler
@@ -42,7 +95,6 @@ struct Round {
     t: [[f32; L]; 8],
     nx: [f32; L],
     nz: [f32; L],
-    cell: [(usize, usize); L],
     /// Lanes on the 1-cell border band (central-difference normal).
     border: [bool; L],
 }
@@ -55,7 +107,6 @@ impl Round {
             t: [[0.0; L]; 8],
             nx: [0.0; L],
             nz: [0.0; L],
-            cell: [(0, 0); L],
             border: [false; L],
         }
     }
@@ -78,8 +129,8 @@ pub(super) fn run<R, P>(
     R: Rng + ?Sized,
     P: Progress + ?Sized,
 {
-    let walk = Walk::new(&eroder.k);
-    let mut lanes = Lanes { droplets: [Droplet::new(Vec2::ZERO); L], walks: [walk; L], live: [false; L] };
+    let k = eroder.k;
+    let mut lanes = Lanes::new();
     let mut round = Round::new();
     let (wf, hf) = (eroder.width as f32, eroder.height as f32);
     let mut spawned = 0u64;
@@ -89,24 +140,29 @@ pub(super) fn run<R, P>(
             for l in 0..L {
                 if lanes.live[l] {
                     lanes.live[l] = false;
-                    eroder.settle(&mut lanes.droplets[l], Fate::Stopped);
+                    eroder.settle(&mut lanes.droplet(l).0, Fate::Stopped);
                 }
             }
             break;
         }
-        // Retire spent droplets and refill, in lane order.
-        let mut any = false;
+        // Retire spent droplets and refill, in lane order; most rounds have none
+        // (the test is `Eroder::spent` across the lanes).
+        let mut ending = false;
         for l in 0..L {
-            if lanes.live[l]
-                && let Some(fate) = eroder.spent(&lanes.droplets[l], &lanes.walks[l])
-            {
-                lanes.live[l] = false;
-                eroder.settle(&mut lanes.droplets[l], fate);
+            ending |= !lanes.live[l] | (lanes.water[l] <= k.min_water) | (lanes.age[l] >= k.max_steps);
+        }
+        let mut any = !ending;
+        for l in (0..L).filter(|_| ending) {
+            if lanes.live[l] {
+                let (mut droplet, walk) = lanes.droplet(l);
+                if let Some(fate) = eroder.spent(&droplet, &walk) {
+                    lanes.live[l] = false;
+                    eroder.settle(&mut droplet, fate);
+                }
             }
             if !lanes.live[l] && spawned < total {
                 let start = Vec2::new(unit_f32(rng) * wf, unit_f32(rng) * hf);
-                lanes.droplets[l] = Droplet::new(start);
-                lanes.walks[l] = walk;
+                lanes.set(l, &Droplet::new(start), &Walk::new(&k, eroder.cell_of(start)));
                 lanes.live[l] = true;
                 spawned += 1;
             }
@@ -117,10 +173,33 @@ pub(super) fn run<R, P>(
         }
         normals(eroder, &lanes, &mut round);
 
-        // Motion, lane by lane with the sequential mode's operations.
-        let mut moved = [Motion { px: 0.0, py: 0.0, vx: 0.0, vy: 0.0, speed: 0.0 }; L];
+        // Motion and the trade terms across the lanes, with the sequential mode's
+        // operations. A lane that goes on keeps its new state; one that ends is
+        // settled below from its position, kept as it was if unstable, and its
+        // load.
+        let mut stage = Stage::new();
         for l in 0..L {
-            moved[l] = Motion::of(&eroder.k, &lanes.droplets[l], &lanes.walks[l], round.nx[l], round.nz[l]);
+            let (droplet, walk) = lanes.droplet(l);
+            let m = Motion::of(&k, &droplet, &walk, round.nx[l], round.nz[l]);
+            (stage.px[l], stage.py[l], stage.vx[l], stage.vy[l], stage.speed[l]) =
+                (m.px, m.py, m.vx, m.vy, m.speed);
+        }
+        for l in 0..L {
+            let (px, py, vx, vy) = (stage.px[l], stage.py[l], stage.vx[l], stage.vy[l]);
+            // `Motion::is_finite` without branches: `x * 0` is 0 for finite `x`, NaN else.
+            let ok = ((px * 0.0 + py * 0.0) + (vx * 0.0 + vy * 0.0)) == 0.0;
+            let off_map = eroder.off_map(px, py);
+            let trade =
+                Trade::of(&k, lanes.water[l], lanes.sediment[l], stage.speed[l], round.centre[l], off_map);
+            (stage.ok[l], stage.off_map[l], stage.rate[l], stage.take_back[l]) =
+                (ok, off_map, trade.rate, trade.take_back);
+            lanes.px[l] = if ok { px } else { lanes.px[l] };
+            lanes.py[l] = if ok { py } else { lanes.py[l] };
+            lanes.vx[l] = if ok { vx * k.friction_keep } else { lanes.vx[l] };
+            lanes.vy[l] = if ok { vy * k.friction_keep } else { lanes.vy[l] };
+            lanes.water[l] *= k.evaporation_keep;
+            lanes.accel[l] *= k.evaporation_gain;
+            lanes.age[l] = lanes.age[l].wrapping_add(1);
         }
 
         // Transfers against the live map, in lane order.
@@ -129,58 +208,118 @@ pub(super) fn run<R, P>(
                 continue;
             }
             eroder.report.steps += 1;
-            let (x, y) = round.cell[l];
-            let fate = eroder.transfer(
-                &mut lanes.droplets[l],
-                &mut lanes.walks[l],
-                moved[l],
-                (x, y),
-                round.centre[l],
-            );
+            let here = (lanes.cx[l] as usize, lanes.cy[l] as usize);
+            let fate = if stage.ok[l] {
+                let trade =
+                    Trade { rate: stage.rate[l], take_back: stage.take_back[l], off_map: stage.off_map[l] };
+                let p = Vec2::new(lanes.px[l], lanes.py[l]);
+                let mut cell = here;
+                let fate = eroder.trade(p, here, round.centre[l], trade, &mut lanes.sediment[l], &mut cell);
+                (lanes.cx[l], lanes.cy[l]) = (cell.0 as i32, cell.1 as i32);
+                fate
+            } else {
+                Some(Fate::Unstable)
+            };
             if let Some(fate) = fate {
                 lanes.live[l] = false;
-                eroder.settle(&mut lanes.droplets[l], fate);
+                let (mut droplet, _) = lanes.droplet(l);
+                eroder.settle(&mut droplet, fate);
+                lanes.sediment[l] = droplet.sediment;
             }
         }
     }
 }
 
-/// Reads every lane's neighbourhood and computes its normal into `round.nx` and
-/// `round.nz`: the 8 facets as arrays across the lanes, with
+/// One round's motion and trade terms across the lanes (see [`Motion`] and
+/// [`Trade`]), and whether each lane's motion stayed finite.
+struct Stage {
+    px: [f32; L],
+    py: [f32; L],
+    vx: [f32; L],
+    vy: [f32; L],
+    speed: [f32; L],
+    ok: [bool; L],
+    off_map: [bool; L],
+    rate: [f32; L],
+    take_back: [f32; L],
+}
+
+impl Stage {
+    fn new() -> Self {
+        let zero = [0.0; L];
+        Stage {
+            px: zero,
+            py: zero,
+            vx: zero,
+            vy: zero,
+            speed: zero,
+            ok: [false; L],
+            off_map: [false; L],
+            rate: zero,
+            take_back: zero,
+        }
+    }
+}
+
+/// One facet's weighted horizontal component across the lanes (see
+/// [`EightFacet::from_neighbours`]). Not inlined, so the compiler vectorises it
+/// across the lanes rather than across the facets (which would need transposes).
+#[inline(never)]
+fn facet_lanes(
+    t: &mut [f32; L],
+    centre: &[f32; L],
+    around: &[f32; L],
+    slope: f32,
+    squares: f32,
+    weight: f32,
+) {
+    for l in 0..L {
+        let e = slope * (centre[l] - around[l]);
+        let len = math::sqrt(e * e * squares + 1.0);
+        t[l] = (weight * e) / len;
+    }
+}
+
+/// Reads every lane's neighbourhood, then computes its normal
+/// into `round.nx` and `round.nz`: the 8 facets as arrays across the lanes, with
 /// [`EightFacet::from_neighbours`]'s operations in the same order, so each lane
 /// gets the bits the sequential mode would.
 #[inline(always)]
 fn normals(eroder: &Eroder<'_, EightFacet>, lanes: &Lanes, round: &mut Round) {
     let (w, h) = (eroder.width, eroder.height);
     let cells = &*eroder.cells;
+    // Every lane reads an inner 3 x 3 block (maps are at least 3 x 3): a border
+    // lane the nearest one, its normal replaced below.
+    let (wi, hi) = (w as i32, h as i32);
+    let mut gx = [0i32; L];
+    let mut gy = [0i32; L];
     for l in 0..L {
-        let (x, y) = eroder.cell_of(lanes.droplets[l].position);
-        round.cell[l] = (x, y);
-        let i = y * w + x;
-        round.centre[l] = cells[i];
-        let border = x == 0 || y == 0 || x + 1 >= w || y + 1 >= h;
-        round.border[l] = border;
-        if border {
-            // Any values do: the lane's normal is replaced below.
-            for k in 0..8 {
-                round.around[k][l] = cells[i];
-            }
-            continue;
-        }
-        let row = |start: usize| -> [f32; 3] { cells[start..start + 3].try_into().unwrap_or([0.0; 3]) };
-        let ([nn, on, pn], [no, _, po], [np, op, pp]) = (row(i - w - 1), row(i - 1), row(i + w - 1));
+        (gx[l], gy[l]) = (lanes.cx[l].clamp(1, wi - 2), lanes.cy[l].clamp(1, hi - 2));
+        round.border[l] = (gx[l] != lanes.cx[l]) | (gy[l] != lanes.cy[l]);
+    }
+    for l in 0..L {
+        let (gx, gy) = (gx[l], gy[l]);
+        let i = gy as usize * w + gx as usize;
+        let block = &cells[i - w - 1..i + w + 2];
+        // Names: `p`/`n`/`o` for +1/-1/0 along x, then along y.
+        let (nn, on, pn) = (block[0], block[1], block[2]);
+        let (no, centre, po) = (block[w], block[w + 1], block[w + 2]);
+        let (np, op, pp) = (block[2 * w], block[2 * w + 1], block[2 * w + 2]);
+        round.centre[l] = centre;
         for (k, value) in [po, no, op, on, pp, pn, np, nn].into_iter().enumerate() {
             round.around[k][l] = value;
         }
     }
     let scale = eroder.k.height_scale;
     for k in 0..8 {
-        let (slope, squares, weight) = (scale * SLOPE[k], SQUARES[k], WEIGHT[k]);
-        for l in 0..L {
-            let e = slope * (round.centre[l] - round.around[k][l]);
-            let len = math::sqrt(e * e * squares + 1.0);
-            round.t[k][l] = (weight * e) / len;
-        }
+        facet_lanes(
+            &mut round.t[k],
+            &round.centre,
+            &round.around[k],
+            scale * SLOPE[k],
+            SQUARES[k],
+            WEIGHT[k],
+        );
     }
     let t = &round.t;
     for l in 0..L {
@@ -189,7 +328,8 @@ fn normals(eroder: &Eroder<'_, EightFacet>, lanes: &Lanes, round: &mut Round) {
     }
     for l in 0..L {
         if round.border[l] {
-            let (x, y) = round.cell[l];
+            let (x, y) = (lanes.cx[l] as usize, lanes.cy[l] as usize);
+            round.centre[l] = cells[y * w + x];
             let grid = GridRef::new_unchecked(w, h, cells);
             let n = CentralDifference::at(&grid, x, y, scale);
             (round.nx[l], round.nz[l]) = (n.x, n.z);
@@ -204,7 +344,8 @@ mod tests {
     use crate::params::ErosionParams;
     use crate::physical::Constants;
 
-    /// The lanes' array code gives each lane exactly the sequential normal.
+    /// The lanes' array code gives each lane exactly the sequential normal and
+    /// the height of its cell.
     #[test]
     fn lane_normals_are_bit_equal_to_the_scalar_sampler() {
         let mut state = 0x1234_5678_u64;
@@ -219,18 +360,18 @@ mod tests {
         let reference = map.clone();
         let params = ErosionParams::default();
         let eroder = Eroder::new(map.view_mut(), Constants::new(&params), EightFacet);
-        let walk = Walk::new(&eroder.k);
         for _ in 0..50 {
-            let mut lanes =
-                Lanes { droplets: [Droplet::new(Vec2::ZERO); L], walks: [walk; L], live: [true; L] };
-            for d in &mut lanes.droplets {
+            let mut lanes = Lanes::new();
+            for l in 0..L {
                 // Border cells included.
-                d.position = Vec2::new(next() * 23.0, next() * 17.0);
+                let p = Vec2::new(next() * 23.0, next() * 17.0);
+                lanes.set(l, &Droplet::new(p), &Walk::new(&eroder.k, eroder.cell_of(p)));
             }
             let mut round = Round::new();
             normals(&eroder, &lanes, &mut round);
             for l in 0..L {
-                let (x, y) = reference.cell_at(lanes.droplets[l].position);
+                let (x, y) = reference.cell_at(Vec2::new(lanes.px[l], lanes.py[l]));
+                assert_eq!(round.centre[l], reference.view().cells()[y * 23 + x]);
                 let n = EightFacet::at(&reference.view(), x, y, params.height_scale);
                 assert_eq!((round.nx[l].to_bits(), round.nz[l].to_bits()), (n.x.to_bits(), n.z.to_bits()));
             }

@@ -218,7 +218,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
                 let start = Vec2::new(unit_f32(rng) * wf, unit_f32(rng) * hf);
                 eroder.sampler.spawn(rng);
                 let mut droplet = Droplet::new(start);
-                let mut walk = Walk::new(&k);
+                let mut walk = Walk::new(&k, eroder.cell_of(start));
                 let fate = loop {
                     if let Some(fate) = eroder.step(&mut droplet, &mut walk) {
                         break fate;
@@ -300,7 +300,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
         }
         let eroder = Eroder::new(map.view_mut(), self.k, self.sampler.clone());
         let done = !eroder.simulable();
-        let walk = Walk::new(&self.k);
+        let walk = Walk::new(&self.k, eroder.cell_of(start));
         Ok(DropletTrace { eroder, droplet: Droplet::new(start), walk, fate: None, done })
     }
 }
@@ -386,19 +386,22 @@ impl<S: NormalSampler> Drop for DropletTrace<'_, S> {
     }
 }
 
-/// A droplet's step count and its `dt / mass`, kept beside it so the step needs
-/// no division: water shrinks by a fixed factor per step, so `dt / (density *
-/// water)` grows by its inverse.
+/// A droplet's step count, its `dt / mass` and its cell, kept beside it so the
+/// step needs no division (water shrinks by a fixed factor per step, so `dt /
+/// (density * water)` grows by its inverse) and finds its cell without
+/// converting the position again.
 #[derive(Clone, Copy, Debug)]
 struct Walk {
     age: u32,
     /// `dt / (density * water)`, starting from one unit of water.
     accel: f32,
+    /// The droplet's cell: `clamped_cell` of its position.
+    cell: (usize, usize),
 }
 
 impl Walk {
-    fn new(k: &Constants) -> Self {
-        Self { age: 0, accel: k.dt / k.density }
+    fn new(k: &Constants, cell: (usize, usize)) -> Self {
+        Self { age: 0, accel: k.dt / k.density, cell }
     }
 }
 
@@ -428,6 +431,35 @@ impl Motion {
         let px = (d.position.x + d.velocity.x * k.dt) + nx * shift;
         let py = (d.position.y + d.velocity.y * k.dt) + nz * shift;
         Motion { px, py, vx, vy, speed: math::sqrt(vx * vx + vy * vy) }
+    }
+
+    /// Whether the new position and velocity are finite (else the droplet is
+    /// unstable).
+    #[inline(always)]
+    fn is_finite(&self) -> bool {
+        self.px.is_finite() && self.py.is_finite() && self.vx.is_finite() && self.vy.is_finite()
+    }
+}
+
+/// A step's mass-transfer terms that need no map read: the terrain under the
+/// droplet changes by `water * dt·kd * (C - sediment / water)`, expanded: it gives
+/// `rate * (h_here - h_next)` (the capacity, `dt·kd·water·C`, when positive) and
+/// takes back `dt·kd·sediment`. `|v|` after friction is `friction_keep * |v
+/// before|`.
+#[derive(Clone, Copy, Debug)]
+struct Trade {
+    rate: f32,
+    /// `h_here + dt·kd·sediment`.
+    take_back: f32,
+    off_map: bool,
+}
+
+impl Trade {
+    #[inline(always)]
+    fn of(k: &Constants, water: f32, sediment: f64, speed: f32, h_here: f32, off_map: bool) -> Self {
+        let wk = water * k.dt_kd;
+        let rate = (wk * water * k.friction_keep) * speed;
+        Trade { rate, take_back: h_here + (k.dt_kd as f64 * sediment) as f32, off_map }
     }
 }
 
@@ -486,7 +518,7 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
             return Some(fate);
         }
         let k = self.k;
-        let (x, y) = self.cell_of(d.position);
+        let (x, y) = walk.cell;
         let here = y * self.width + x;
         let grid = GridRef::new_unchecked(self.width, self.height, &*self.cells);
         let n = self.sampler.normal_in_cell(&grid, d.position, x, y, k.height_scale);
@@ -510,33 +542,55 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     ) -> Option<Fate> {
         let k = self.k;
         let Motion { px, py, vx, vy, speed } = moved;
-        if !(px.is_finite() && py.is_finite() && vx.is_finite() && vy.is_finite()) {
+        if !moved.is_finite() {
             return Some(Fate::Unstable);
         }
+        let trade = Trade::of(&k, d.water, d.sediment, speed, h_here, self.off_map(px, py));
         d.velocity = Vec2::new(vx * k.friction_keep, vy * k.friction_keep);
         d.position = Vec2::new(px, py);
-        let off_map = !(px >= 0.0 && py >= 0.0 && px < self.width as f32 && py < self.height as f32);
+        if let Some(fate) = self.trade(d.position, (x, y), h_here, trade, &mut d.sediment, &mut walk.cell) {
+            return Some(fate);
+        }
+        d.water *= k.evaporation_keep;
+        walk.accel *= k.evaporation_gain;
+        walk.age += 1;
+        None
+    }
 
-        // Mass transfer towards the capacity, at the cell the droplet came from. A
-        // droplet leaving the map sees the border's slope continued beyond it (the
-        // border rule), so edge cells erode like inner ones instead of standing as
-        // a rim.
-        let h_next = if off_map {
-            self.height_beyond(px, py)
+    /// Whether `(px, py)` lies off the map.
+    #[inline(always)]
+    fn off_map(&self, px: f32, py: f32) -> bool {
+        !(px >= 0.0 && py >= 0.0 && px < self.width as f32 && py < self.height as f32)
+    }
+
+    /// The map's side of a step's mass transfer towards the capacity, at the cell
+    /// `(x, y)` the droplet came from, now that it stands at `p`: reads the next
+    /// cell's height (its cell into `cell` when on the map), applies the change
+    /// to the cell left and credits `sediment` with it. A droplet leaving the map
+    /// sees the border's slope continued beyond it (the border rule), so edge
+    /// cells erode like inner ones instead of standing as a rim.
+    #[inline(always)]
+    fn trade(
+        &mut self,
+        p: Vec2,
+        (x, y): (usize, usize),
+        h_here: f32,
+        trade: Trade,
+        sediment: &mut f64,
+        cell: &mut (usize, usize),
+    ) -> Option<Fate> {
+        let h_next = if trade.off_map {
+            self.height_beyond(p.x, p.y)
         } else {
             // On the map, so the conversions need no clamping (sides < 2^31).
-            self.cells[(py as i32 as usize) * self.width + px as i32 as usize]
+            *cell = (p.x as i32 as usize, p.y as i32 as usize);
+            self.cells[cell.1 * self.width + cell.0]
         };
-        // `water * dt·kd * (C - sediment / water)`, expanded: the terrain gives
-        // `dt·kd·water·C` and takes back `dt·kd·sediment`. |v| after friction is
-        // `friction_keep * |v before|`.
-        let wk = d.water * k.dt_kd;
-        let give = ((wk * d.water * k.friction_keep) * speed) * (h_here - h_next);
-        let take_back = h_here + (k.dt_kd as f64 * d.sediment) as f32;
-        let h_new = take_back - give.max(0.0);
-        let h_new = if k.pit_safe {
+        let give = trade.rate * (h_here - h_next);
+        let h_new = trade.take_back - give.max(0.0);
+        let h_new = if self.k.pit_safe {
             let floor = h_next.max(self.lowest_neighbour(x, y));
-            pit_safe(h_new, h_here, h_next, floor, d.sediment)
+            pit_safe(h_new, h_here, h_next, floor, *sediment)
         } else {
             h_new
         };
@@ -547,17 +601,11 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
         let h_new = if current == h_here { h_new } else { current + (h_new - h_here) };
         if h_new.is_finite() {
             self.cells[here] = h_new;
-            d.sediment += self.report.book(current, h_new);
-        } else if !off_map {
+            *sediment += self.report.book(current, h_new);
+        } else if !trade.off_map {
             return Some(Fate::Unstable);
         }
-        if off_map {
-            return Some(Fate::LeftMap);
-        }
-        d.water *= k.evaporation_keep;
-        walk.accel *= k.evaporation_gain;
-        walk.age += 1;
-        None
+        trade.off_map.then_some(Fate::LeftMap)
     }
 
     /// Indices of the cells in the 3 x 3 block around `(x, y)`, clipped to the map.
