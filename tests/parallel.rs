@@ -85,8 +85,9 @@ fn the_seed_and_the_batching_change_the_result() {
 }
 
 /// Pins the output bits (value-breaking changes move these hashes). The
-/// `parallel` feature needs `std`, so the libm backend is checked with
-/// `--features libm,parallel` (both backends on; `libm` picks the maths).
+/// `parallel` feature needs `std`, so the maths here are std's; the crate's
+/// other pins show std and libm agree, and the parallel runs only add batch
+/// order on top. The Physical pin moved with `LOCKSTEP_LANES` going to 32.
 #[test]
 fn value_stability() {
     let mut map = fbm_terrain(64, 64, 7).unwrap();
@@ -100,7 +101,7 @@ fn value_stability() {
     assert_eq!(map_hash(&map), PINNED_SNOWBALL);
 }
 
-const PINNED_PHYSICAL: u64 = 12392563469393718206;
+const PINNED_PHYSICAL: u64 = 13434669395690235261;
 const PINNED_SNOWBALL: u64 = 16293188713731317836;
 
 #[test]
