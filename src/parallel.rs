@@ -79,7 +79,8 @@ impl ParallelParams {
 /// time give a result that depends on their timing. Here the droplets are cut
 /// into fixed **batches** of [`batch_size`](ParallelParams::batch_size), and the
 /// batches into **rounds** of
-/// [`batches_per_round`](ParallelParams::batches_per_round). In a round every
+/// [`batches_per_round`](ParallelParams::batches_per_round) (the last round
+/// splits the droplets left evenly between its batches). In a round every
 /// batch copies the map as it was when the round began (the frozen map), runs
 /// its droplets on its copy with the simulator's own single-core loop and its own
 /// random stream, and the batches' changes (copy minus frozen map, in `f64`) are
@@ -275,7 +276,8 @@ impl Parallel {
         Ok(report)
     }
 
-    /// The rounds: `total` droplets in batches of `batch_size`, each run by
+    /// The rounds: `total` droplets in batches of `batch_size` (the last round's
+    /// droplets split evenly between its batches), each run by
     /// `batch(copy of the frozen map, droplets, its rng)` on the current rayon
     /// pool, the changes added to `map` in batch order. Returns the merged report
     /// and the sub-ulp remainder still to place.
@@ -301,22 +303,30 @@ impl Parallel {
         }
         let size = u64::from(self.params.batch_size);
         let per_round = u64::from(self.params.batches_per_round);
-        let batches = total.div_ceil(size);
         let mut frozen = map.to_heightmap();
-        let mut first = 0;
-        while first < batches {
+        // Batch `first` is the first of the round, counted over the whole run.
+        let (mut first, mut done) = (0u64, 0u64);
+        while done < total {
             // Progress and cancellation between rounds only: the map is whole there.
             if ticker.should_stop(report.droplets) {
                 report.cancelled = true;
                 break;
             }
-            let last = (first + per_round).min(batches);
-            let results: Vec<(Heightmap, ErosionReport)> = (first..last)
+            // Full rounds hold `per_round` batches of `size`; the last round splits
+            // what is left evenly, so no thread idles through it.
+            let left = total - done;
+            let (batches, count) = if left >= size * per_round {
+                (per_round, size)
+            } else {
+                let batches = per_round.min(left);
+                (batches, left.div_ceil(batches))
+            };
+            let results: Vec<(Heightmap, ErosionReport)> = (0..batches)
                 .into_par_iter()
-                .map(|j| {
-                    let count = size.min(total - j * size);
+                .map(|k| {
+                    let count = count.min(left - k * count);
                     let mut copy = frozen.clone();
-                    let mut rng = Xoshiro256StarStar::seed_from_u64(stream_seed(seed, j));
+                    let mut rng = Xoshiro256StarStar::seed_from_u64(stream_seed(seed, first + k));
                     let batch_report = batch(&mut copy, count, &mut rng);
                     (copy, batch_report)
                 })
@@ -327,7 +337,8 @@ impl Parallel {
                 report.merge(batch_report);
             }
             frozen.cells_mut().copy_from_slice(cells);
-            first = last;
+            first += batches;
+            done += (count * batches).min(left);
         }
         ticker.finish(report.droplets);
         (report, remainder)
