@@ -105,6 +105,7 @@ mod random;
 mod report;
 mod snowball;
 mod terrain;
+mod transfer;
 
 pub use balance::MassBalance;
 pub use blur::{BlurParams, BlurReport, blur};

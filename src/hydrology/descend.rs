@@ -9,6 +9,7 @@ use super::world::{End, Particle, World};
 use crate::grid::GridRef;
 use crate::math;
 use crate::normal::EightFacet;
+use crate::transfer::{self, pit_safe};
 
 /// How a descent ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,43 +127,12 @@ impl World<'_> {
 
     /// The lowest water surface among the (up to 8) neighbours of cell `(x, y)`.
     fn lowest_neighbour(&self, x: usize, y: usize) -> f32 {
-        let mut lowest = f32::INFINITY;
-        for ny in y.saturating_sub(1)..(y + 2).min(self.height) {
-            for nx in x.saturating_sub(1)..(x + 2).min(self.width) {
-                if (nx, ny) != (x, y) {
-                    lowest = lowest.min(self.surface[ny * self.width + nx]);
-                }
-            }
-        }
-        lowest
+        transfer::lowest_neighbour(self.surface, self.width, self.height, x, y)
     }
 
-    /// The height of the ghost cell at `(px, py)` off the map: `Physical`'s border
-    /// rule (the nearest border cell plus its slope continued one cell outwards,
-    /// never below the base level), read on the water surface.
+    /// The ghost cell's height at `(px, py)` off the map: `Physical`'s border rule,
+    /// read on the water surface.
     fn height_beyond(&self, px: f32, py: f32) -> f32 {
-        let (w, h) = (self.width as isize, self.height as isize);
-        let (tx, ty) = (math::floor(px) as isize, math::floor(py) as isize);
-        let (ex, ey) = (tx.clamp(0, w - 1), ty.clamp(0, h - 1));
-        let inward = |t: isize, e: isize| e + (e - t).signum();
-        let (ix, iy) = (inward(tx, ex), inward(ty, ey));
-        let edge = self.surface[(ey * w + ex) as usize];
-        let inner = self.surface[(iy * w + ix) as usize];
-        (edge + (edge - inner)).max(self.base_level)
-    }
-}
-
-/// Pit-safe transfer (as `Physical`'s): erosion never cuts below `floor`, and a
-/// particle moving uphill fills the cell it leaves up to the next cell's height,
-/// as far as its load allows.
-#[inline]
-fn pit_safe(h_new: f32, h_here: f32, h_next: f32, floor: f32, load: f64) -> f32 {
-    if h_new < h_here {
-        if h_new < floor { floor.min(h_here) } else { h_new }
-    } else if h_next > h_here {
-        let fill = (h_next - h_here).min(if load > 0.0 { load as f32 } else { 0.0 });
-        h_new.max(h_here + fill)
-    } else {
-        h_new
+        transfer::height_beyond(self.surface, self.width, self.height, self.base_level, px, py)
     }
 }

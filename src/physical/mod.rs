@@ -14,6 +14,7 @@ use crate::params::ErosionParams;
 use crate::progress::{Progress, Silent, Ticker};
 use crate::random::unit_f32;
 use crate::report::ErosionReport;
+use crate::transfer::{self, pit_safe};
 
 mod lockstep;
 
@@ -618,25 +619,12 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
 
     /// The lowest of the (up to 8) neighbours of cell `(x, y)`.
     fn lowest_neighbour(&self, x: usize, y: usize) -> f32 {
-        let centre = y * self.width + x;
-        self.around(x, y).filter(|&i| i != centre).fold(f32::INFINITY, |lowest, i| lowest.min(self.cells[i]))
+        transfer::lowest_neighbour(self.cells, self.width, self.height, x, y)
     }
 
-    /// The height of the ghost cell at `(px, py)` off the map: the border cell
-    /// nearest to it plus the slope from its inner neighbour to it, continued one
-    /// cell outwards (per axis crossed), but never below the base level. Needs a
-    /// map of at least 3 x 3.
+    /// The ghost cell's height at `(px, py)` off the map (the border rule).
     fn height_beyond(&self, px: f32, py: f32) -> f32 {
-        let (w, h) = (self.width as isize, self.height as isize);
-        // `as isize` saturates, so far-off points behave like near ones.
-        let (tx, ty) = (math::floor(px) as isize, math::floor(py) as isize);
-        let (ex, ey) = (tx.clamp(0, w - 1), ty.clamp(0, h - 1));
-        let inward = |t: isize, e: isize| e + (e - t).signum();
-        let (ix, iy) = (inward(tx, ex), inward(ty, ey));
-        let edge = self.cells[(ey * w + ex) as usize];
-        let inner = self.cells[(iy * w + ix) as usize];
-        // The base level stops an outlet from cutting down without end.
-        (edge + (edge - inner)).max(self.base_level)
+        transfer::height_beyond(self.cells, self.width, self.height, self.base_level, px, py)
     }
 
     /// Ends a droplet: its load leaves the map or is put down where it stands.
@@ -693,21 +681,4 @@ fn smallest_magnitude(cells: &[f32], indices: impl Iterator<Item = usize>) -> us
         }
     }
     best.1
-}
-
-/// Pit-safe transfer, given the unguarded new height `h_new`: erosion never cuts
-/// below `floor` (the next cell, and the lowest neighbour, since a droplet can jump
-/// several cells in a step), and a droplet moving uphill fills the cell it leaves
-/// up to the next cell's height, as far as its load allows.
-#[inline]
-fn pit_safe(h_new: f32, h_here: f32, h_next: f32, floor: f32, load: f64) -> f32 {
-    if h_new < h_here {
-        // Clamp to the floor itself, so rounding cannot cut below it.
-        if h_new < floor { floor.min(h_here) } else { h_new }
-    } else if h_next > h_here {
-        let fill = (h_next - h_here).min(if load > 0.0 { load as f32 } else { 0.0 });
-        h_new.max(h_here + fill)
-    } else {
-        h_new
-    }
 }

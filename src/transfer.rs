@@ -1,0 +1,59 @@
+//! Pieces of the droplet transfer that `Physical` and `Hydrology` share: the
+//! border rule's ghost cell and the pit-safe guard.
+
+use crate::math;
+
+/// The lowest of the (up to 8) neighbours of cell `(x, y)` of a `width`-wide,
+/// `height`-high grid, read row by row.
+pub(crate) fn lowest_neighbour(cells: &[f32], width: usize, height: usize, x: usize, y: usize) -> f32 {
+    let mut lowest = f32::INFINITY;
+    for ny in y.saturating_sub(1)..(y + 2).min(height) {
+        for nx in x.saturating_sub(1)..(x + 2).min(width) {
+            if (nx, ny) != (x, y) {
+                lowest = lowest.min(cells[ny * width + nx]);
+            }
+        }
+    }
+    lowest
+}
+
+/// The height of the ghost cell at `(px, py)` off the map (the border rule): the
+/// border cell nearest to it plus the slope from its inner neighbour to it,
+/// continued one cell outwards (per axis crossed), but never below `base_level`.
+/// Needs a grid of at least 3 x 3.
+pub(crate) fn height_beyond(
+    cells: &[f32],
+    width: usize,
+    height: usize,
+    base_level: f32,
+    px: f32,
+    py: f32,
+) -> f32 {
+    let (w, h) = (width as isize, height as isize);
+    // `as isize` saturates, so far-off points behave like near ones.
+    let (tx, ty) = (math::floor(px) as isize, math::floor(py) as isize);
+    let (ex, ey) = (tx.clamp(0, w - 1), ty.clamp(0, h - 1));
+    let inward = |t: isize, e: isize| e + (e - t).signum();
+    let (ix, iy) = (inward(tx, ex), inward(ty, ey));
+    let edge = cells[(ey * w + ex) as usize];
+    let inner = cells[(iy * w + ix) as usize];
+    // The base level stops an outlet from cutting down without end.
+    (edge + (edge - inner)).max(base_level)
+}
+
+/// Pit-safe transfer, given the unguarded new height `h_new`: erosion never cuts
+/// below `floor` (the next cell, and the lowest neighbour, since a droplet can jump
+/// several cells in a step), and a droplet moving uphill fills the cell it leaves
+/// up to the next cell's height, as far as its load allows.
+#[inline]
+pub(crate) fn pit_safe(h_new: f32, h_here: f32, h_next: f32, floor: f32, load: f64) -> f32 {
+    if h_new < h_here {
+        // Clamp to the floor itself, so rounding cannot cut below it.
+        if h_new < floor { floor.min(h_here) } else { h_new }
+    } else if h_next > h_here {
+        let fill = (h_next - h_here).min(if load > 0.0 { load as f32 } else { 0.0 });
+        h_new.max(h_here + fill)
+    } else {
+        h_new
+    }
+}
