@@ -14,13 +14,13 @@ pub(crate) fn add(cells: &mut [f32], index: usize, amount: f64) -> Option<(f32, 
     }
 }
 
-/// Index of the first cell of smallest magnitude: where `f32` resolves a small
-/// remainder best.
-pub(crate) fn smallest_magnitude(cells: &[f32]) -> usize {
+/// Index of the first cell of smallest magnitude among `indices`: where `f32`
+/// resolves a small remainder best.
+pub(crate) fn smallest_magnitude(cells: &[f32], indices: impl Iterator<Item = usize>) -> usize {
     let mut best = (f32::INFINITY, 0);
-    for (i, h) in cells.iter().enumerate() {
-        if h.abs() < best.0 {
-            best = (h.abs(), i);
+    for i in indices {
+        if cells[i].abs() < best.0 {
+            best = (cells[i].abs(), i);
         }
     }
     best.1
@@ -32,5 +32,5 @@ pub(crate) fn flush(cells: &mut [f32], remainder: f64) -> Option<(f32, f32)> {
     if remainder == 0.0 {
         return None;
     }
-    add(cells, smallest_magnitude(cells), remainder)
+    add(cells, smallest_magnitude(cells, 0..cells.len()), remainder)
 }

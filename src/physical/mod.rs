@@ -5,6 +5,7 @@ use glam::Vec2;
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256StarStar;
 
+use crate::carry;
 use crate::droplet::{Droplet, Fate};
 use crate::error::{GridError, ParamError};
 use crate::grid::{Grid, GridRef, clamped_cell};
@@ -643,21 +644,17 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     /// what `f32` could not represent for the next deposit.
     fn deposit(&mut self, index: usize, load: f64) {
         let total = load + self.carry;
-        let old = self.cells[index];
-        let new = (f64::from(old) + total) as f32;
-        if new.is_finite() {
-            self.cells[index] = new;
-            self.carry = total + self.report.book(old, new);
-        } else {
-            self.carry = total;
-        }
+        self.carry = match carry::add(self.cells, index, total) {
+            Some((old, new)) => total + self.report.book(old, new),
+            None => total,
+        };
     }
 
     /// Places the carried remainder on the cell of smallest magnitude on the map,
     /// where `f32` resolves it best (end of a run).
     fn flush_anywhere(&mut self) {
         if self.carry != 0.0 {
-            let best = smallest_magnitude(self.cells, 0..self.cells.len());
+            let best = carry::smallest_magnitude(self.cells, 0..self.cells.len());
             self.deposit(best, 0.0);
         }
     }
@@ -666,19 +663,8 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     /// (end of a trace: no whole-map scan per droplet).
     fn flush_near(&mut self, x: usize, y: usize) {
         if self.carry != 0.0 {
-            let best = smallest_magnitude(self.cells, self.around(x, y));
+            let best = carry::smallest_magnitude(self.cells, self.around(x, y));
             self.deposit(best, 0.0);
         }
     }
-}
-
-/// Index of the first cell of smallest magnitude among `indices`.
-fn smallest_magnitude(cells: &[f32], indices: impl Iterator<Item = usize>) -> usize {
-    let mut best = (f32::INFINITY, 0);
-    for i in indices {
-        if cells[i].abs() < best.0 {
-            best = (cells[i].abs(), i);
-        }
-    }
-    best.1
 }
