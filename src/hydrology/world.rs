@@ -7,6 +7,7 @@ use glam::Vec2;
 use super::flood::FloodScratch;
 use super::params::HydrologyParams;
 use super::report::HydrologyReport;
+use crate::carry;
 use crate::grid::clamped_cell;
 
 /// Per-run constants derived from validated params.
@@ -186,13 +187,7 @@ impl World<'_> {
         if self.carry == 0.0 {
             return;
         }
-        let mut best = (f32::INFINITY, 0);
-        for (i, h) in self.heights.iter().enumerate() {
-            if h.abs() < best.0 {
-                best = (h.abs(), i);
-            }
-        }
-        let i = best.1;
+        let i = carry::smallest_magnitude(self.heights, 0..self.heights.len());
         let old = self.heights[i];
         let new = (f64::from(old) + self.carry) as f32;
         if new.is_finite() {
