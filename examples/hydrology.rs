@@ -14,13 +14,11 @@
 //! turns off the additions beyond the article (channel grading, pit-safe
 //! transfer).
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use hydraulic_erosion::{Heightmap, Hydrology, HydrologyParams, MassBalance, fbm_terrain};
+use hydraulic_erosion::{Heightmap, Hydrology, HydrologyParams, MassBalance, RgbImage, fbm_terrain};
 
 struct Args {
     size: usize,
@@ -151,15 +149,9 @@ fn vegetation_picture(relief: &[[f32; 3]], vegetation: &Heightmap) -> Vec<[f32; 
 }
 
 fn write_png(path: &Path, width: usize, pixels: &[[f32; 3]]) -> Result<(), String> {
-    let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let height = pixels.len() / width;
-    let mut encoder = png::Encoder::new(BufWriter::new(file), width as u32, height as u32);
-    encoder.set_color(png::ColorType::Rgb);
-    encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
-    let bytes: Vec<u8> = pixels.iter().flat_map(|c| c.map(|v| v.clamp(0.0, 255.0) as u8)).collect();
-    writer.write_image_data(&bytes).map_err(|e| e.to_string())?;
-    writer.finish().map_err(|e| e.to_string())
+    let bytes = pixels.iter().map(|c| c.map(|v| v.clamp(0.0, 255.0) as u8)).collect();
+    let image = RgbImage::from_pixels(width, pixels.len() / width, bytes).map_err(|e| e.to_string())?;
+    image.save_png(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn run() -> Result<(), String> {

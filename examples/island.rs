@@ -14,13 +14,11 @@
 //! `island_strip.png` (the four side by side). Each count starts from the same
 //! island with the same seed.
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use hydraulic_erosion::{Heightmap, MassBalance, Snowball, SnowballParams, island_terrain};
+use hydraulic_erosion::{Heightmap, MassBalance, RgbImage, Snowball, SnowballParams, island_terrain};
 
 const COUNTS: [u32; 3] = [35_000, 50_000, 100_000];
 
@@ -112,13 +110,8 @@ fn relief(map: &Heightmap, sea: f32, hi: f32) -> Vec<[u8; 3]> {
 }
 
 fn write_png(path: &Path, width: usize, height: usize, pixels: &[[u8; 3]]) -> Result<(), String> {
-    let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut encoder = png::Encoder::new(BufWriter::new(file), width as u32, height as u32);
-    encoder.set_color(png::ColorType::Rgb);
-    encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
-    writer.write_image_data(pixels.as_flattened()).map_err(|e| e.to_string())?;
-    writer.finish().map_err(|e| e.to_string())
+    let image = RgbImage::from_pixels(width, height, pixels.to_vec()).map_err(|e| e.to_string())?;
+    image.save_png(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn run() -> Result<(), String> {

@@ -138,3 +138,13 @@ fn pictures_encode_as_rgb_png() {
     );
     assert_eq!(buffer, picture.as_bytes());
 }
+
+#[test]
+fn own_pixels_make_an_image_only_when_sized_right() {
+    use hydraulic_erosion::{GridError, RgbImage};
+    let image = RgbImage::from_pixels(2, 3, vec![[1, 2, 3]; 6]).unwrap();
+    assert_eq!((image.width(), image.height(), image.get(1, 2)), (2, 3, Some([1, 2, 3])));
+    let short = RgbImage::from_pixels(2, 3, vec![[0; 3]; 5]);
+    assert!(matches!(short, Err(GridError::LengthMismatch { expected: 6, actual: 5 })));
+    assert!(RgbImage::from_pixels(usize::MAX, 2, vec![]).is_err());
+}

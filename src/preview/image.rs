@@ -13,6 +13,20 @@ pub struct RgbImage {
 }
 
 impl RgbImage {
+    /// An image of your own pixels, row by row (to write it with the crate's PNG
+    /// encoder).
+    ///
+    /// # Errors
+    /// [`GridError::LengthMismatch`](crate::GridError::LengthMismatch) unless
+    /// `pixels` holds exactly `width * height` pixels.
+    pub fn from_pixels(width: usize, height: usize, pixels: Vec<[u8; 3]>) -> Result<Self, crate::GridError> {
+        let expected = width.saturating_mul(height);
+        if pixels.len() != expected {
+            return Err(crate::GridError::LengthMismatch { expected, actual: pixels.len() });
+        }
+        Ok(Self::new(width, height, pixels))
+    }
+
     /// Wraps pixels the caller has sized `width * height`.
     pub(crate) fn new(width: usize, height: usize, pixels: Vec<[u8; 3]>) -> Self {
         debug_assert_eq!(pixels.len(), width * height);
