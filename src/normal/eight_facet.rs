@@ -75,33 +75,27 @@ impl EightFacet {
 /// the bits are those of the scalar operations in the same order.
 #[inline(always)]
 fn facets(centre: f32, around: [f32; 8], height_scale: f32) -> ([f32; 8], [f32; 8]) {
-    let [a0, a1, a2, a3, a4, a5, a6, a7] = around;
-    let (t_card, u_card) =
-        facet_block([a0, a1, a2, a3], centre, height_scale * SLOPE[0], SQUARES[0], WEIGHT[0]);
-    let (t_diag, u_diag) =
-        facet_block([a4, a5, a6, a7], centre, height_scale * SLOPE[4], SQUARES[4], WEIGHT[4]);
-    let join = |a: [f32; 4], b: [f32; 4]| [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]];
-    (join(t_card, t_diag), join(u_card, u_diag))
-}
-
-/// Four facets of one kind (cardinal or diagonal); see [`facets`].
-#[inline(always)]
-fn facet_block(around: [f32; 4], centre: f32, slope: f32, squares: f32, weight: f32) -> ([f32; 4], [f32; 4]) {
-    let mut e = [0.0; 4];
-    let mut len = [0.0; 4];
-    let mut t = [0.0; 4];
-    let mut u = [0.0; 4];
-    for k in 0..4 {
-        e[k] = slope * (centre - around[k]);
+    let mut e = [0.0; 8];
+    let mut e_squares = [0.0; 8];
+    let mut len = [0.0; 8];
+    let mut t = [0.0; 8];
+    let mut u = [0.0; 8];
+    for k in 0..8 {
+        e[k] = (height_scale * SLOPE[k]) * (centre - around[k]);
     }
-    for k in 0..4 {
-        len[k] = math::sqrt(e[k] * e[k] * squares + 1.0);
+    // `SQUARES[k] * e` computed from the height difference directly (the factor
+    // is a power of two, so this is `squares * e` exactly) to shorten the chain.
+    for k in 0..8 {
+        e_squares[k] = (height_scale * (SLOPE[k] * SQUARES[k])) * (centre - around[k]);
     }
-    for k in 0..4 {
-        t[k] = (weight * e[k]) / len[k];
+    for k in 0..8 {
+        len[k] = math::sqrt(e[k] * e_squares[k] + 1.0);
     }
-    for k in 0..4 {
-        u[k] = weight / len[k];
+    for k in 0..8 {
+        t[k] = (WEIGHT[k] * e[k]) / len[k];
+    }
+    for k in 0..8 {
+        u[k] = WEIGHT[k] / len[k];
     }
     (t, u)
 }

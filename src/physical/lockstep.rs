@@ -270,12 +270,13 @@ fn facet_lanes(
     centre: &[f32; L],
     around: &[f32; L],
     slope: f32,
-    squares: f32,
+    slope_squares: f32,
     weight: f32,
 ) {
     for l in 0..L {
         let e = slope * (centre[l] - around[l]);
-        let len = math::sqrt(e * e * squares + 1.0);
+        let e_squares = slope_squares * (centre[l] - around[l]);
+        let len = math::sqrt(e * e_squares + 1.0);
         t[l] = (weight * e) / len;
     }
 }
@@ -317,7 +318,7 @@ fn normals(eroder: &Eroder<'_, EightFacet>, lanes: &Lanes, round: &mut Round) {
             &round.centre,
             &round.around[k],
             scale * SLOPE[k],
-            SQUARES[k],
+            scale * (SLOPE[k] * SQUARES[k]),
             WEIGHT[k],
         );
     }
