@@ -84,14 +84,15 @@ impl ParallelParams {
 /// batch copies the map as it was when the round began (the frozen map), runs
 /// its droplets on its copy with the simulator's own single-core loop and its own
 /// random stream, and the batches' changes (copy minus frozen map, in `f64`) are
-/// then added to the map in batch order. Which thread runs which batch changes
+/// then added to the map in batch order (chunk by chunk of the map on the pool,
+/// each chunk in batch order). Which thread runs which batch changes
 /// nothing; batch `j` (counted over the whole run) draws from a
 /// `Xoshiro256StarStar` seeded with a SplitMix64 mix of `(seed, j)`.
 ///
 /// Mass is conserved as by the simulators themselves: each batch's books are
 /// exact, the sub-ulp remainder of adding its changes to the map in `f32` is
-/// carried to the next change and placed at the end on the cell of smallest
-/// magnitude, and the outflow is the sum of the batches' outflows. The report is
+/// carried to the next change of its chunk, the chunks' remainders are summed in
+/// chunk order and placed at the end on the cell of smallest magnitude, and the outflow is the sum of the batches' outflows. The report is
 /// the batches' reports merged in batch order.
 ///
 /// # How it differs from a sequential run
@@ -118,7 +119,7 @@ impl ParallelParams {
 /// The batches of a round run side by side, so `batches_per_round` (2) bounds
 /// the threads used: more threads than that are not faster. Larger batches cost
 /// less per droplet (each batch copies the map, and its changes are added to it
-/// cell by cell on the calling thread, about `2 * cells` work per batch) but let
+/// cell by cell, in chunks on the pool, about `2 * cells` work per batch) but let
 /// the two batches of a round drift further apart: keep `2 * batch_size` to a few
 /// percent of the map's cells (the default 4096 suits maps of 512 x 512 and up;
 /// on a 128 x 128 map use about 256). Batch sizes that are multiples of
@@ -304,6 +305,8 @@ impl Parallel {
         let size = u64::from(self.params.batch_size);
         let per_round = u64::from(self.params.batches_per_round);
         let mut frozen = map.to_heightmap();
+        // One working copy per batch of a round, reused from round to round.
+        let mut copies: Vec<Heightmap> = (0..per_round).map(|_| frozen.clone()).collect();
         // Batch `first` is the first of the round, counted over the whole run.
         let (mut first, mut done) = (0u64, 0u64);
         while done < total {
@@ -321,28 +324,54 @@ impl Parallel {
                 let batches = per_round.min(left);
                 (batches, left.div_ceil(batches))
             };
-            let results: Vec<(Heightmap, ErosionReport)> = (0..batches)
-                .into_par_iter()
-                .map(|k| {
+            let copies = &mut copies[..batches as usize];
+            let reports: Vec<ErosionReport> = copies
+                .par_iter_mut()
+                .enumerate()
+                .map(|(k, copy)| {
+                    let k = k as u64;
                     let count = count.min(left - k * count);
-                    let mut copy = frozen.clone();
+                    copy.cells_mut().copy_from_slice(frozen.cells());
                     let mut rng = Xoshiro256StarStar::seed_from_u64(stream_seed(seed, first + k));
-                    let batch_report = batch(&mut copy, count, &mut rng);
-                    (copy, batch_report)
+                    batch(copy, count, &mut rng)
                 })
                 .collect();
-            let cells = map.cells_mut();
-            for (copy, batch_report) in &results {
-                remainder = add_changes(cells, frozen.cells(), copy.cells(), remainder);
+            remainder += merge(map.cells_mut(), frozen.cells_mut(), copies);
+            for batch_report in &reports {
                 report.merge(batch_report);
             }
-            frozen.cells_mut().copy_from_slice(cells);
             first += batches;
             done += (count * batches).min(left);
         }
         ticker.finish(report.droplets);
         (report, remainder)
     }
+}
+
+/// Cells per chunk of the merge, its unit of work on the pool: fixed, so the
+/// result never depends on the threads.
+const MERGE_CHUNK: usize = 1 << 14;
+
+/// Adds each copy's changes (`copy - frozen`) to `cells`, copies in batch order,
+/// chunk by chunk of [`MERGE_CHUNK`] cells on the pool, then sets `frozen` to the
+/// result. Returns the sum, in chunk order, of what `f32` could not hold.
+fn merge(cells: &mut [f32], frozen: &mut [f32], copies: &[Heightmap]) -> f64 {
+    let remainders: Vec<f64> = cells
+        .par_chunks_mut(MERGE_CHUNK)
+        .zip(frozen.par_chunks_mut(MERGE_CHUNK))
+        .enumerate()
+        .map(|(c, (cells, frozen))| {
+            let start = c * MERGE_CHUNK;
+            let mut remainder = 0.0;
+            for copy in copies {
+                let copy = &copy.cells()[start..start + cells.len()];
+                remainder = add_changes(cells, frozen, copy, remainder);
+            }
+            frozen.copy_from_slice(cells);
+            remainder
+        })
+        .collect();
+    remainders.iter().sum()
 }
 
 /// Adds `copy - frozen` (in `f64`) to `cells`, cell by cell in index order,
