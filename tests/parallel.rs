@@ -34,40 +34,51 @@ fn island(size: usize) -> Heightmap {
 fn physical_same_bits_on_1_2_and_4_threads() {
     for mode in [InnerMode::Sequential, InnerMode::Lockstep] {
         // 3000 droplets: 12 batches of 256 (the last one short) in 6 rounds of 2.
-        let parallel = runner(256, 2, mode);
-        let sim = physical(3000);
-        let runs: Vec<_> = [1, 2, 4]
-            .into_iter()
-            .map(|threads| {
-                let mut map = fbm_terrain(64, 64, 5).unwrap();
-                let before = map.clone();
-                let report = on_threads(threads, || parallel.run_physical(&sim, &mut map, 9).unwrap());
-                assert!(MassBalance::new(&before, &map, report.outflow).is_conserved(), "{mode:?}");
-                assert_eq!(report.droplets, 3000);
-                (map_hash(&map), report)
-            })
-            .collect();
-        assert!(runs.windows(2).all(|w| w[0] == w[1]), "{mode:?}: {runs:?}");
+        let report =
+            physical_on_1_2_and_4_threads(runner(256, 2, mode), 3000, || fbm_terrain(64, 64, 5).unwrap(), 9);
+        assert_eq!(report.droplets, 3000);
     }
+}
+
+/// Runs `droplets` Physical droplets on a fresh `map()` with `parallel` on 1, 2
+/// and 4 threads; asserts each run conserves mass and all give the same bits and
+/// reports; returns the report.
+fn physical_on_1_2_and_4_threads(
+    parallel: Parallel,
+    droplets: u32,
+    map: impl Fn() -> Heightmap,
+    seed: u64,
+) -> hydraulic_erosion::ErosionReport {
+    let sim = physical(droplets);
+    let runs: Vec<_> = [1, 2, 4]
+        .into_iter()
+        .map(|threads| {
+            let mut map = map();
+            let before = map.clone();
+            let report = on_threads(threads, || parallel.run_physical(&sim, &mut map, seed).unwrap());
+            assert!(
+                MassBalance::new(&before, &map, report.outflow).is_conserved(),
+                "{:?}",
+                parallel.params()
+            );
+            (map_hash(&map), report)
+        })
+        .collect();
+    assert!(runs.windows(2).all(|w| w[0] == w[1]), "{:?}: {runs:?}", parallel.params());
+    runs[0].1
 }
 
 /// A map of several merge chunks (16 384 cells each; 200 x 130 is 26 000 cells,
 /// the second chunk short), so the chunk-parallel merge runs on every thread.
 #[test]
 fn a_map_of_several_merge_chunks_gives_the_same_bits_on_1_2_and_4_threads() {
-    let parallel = runner(512, 2, InnerMode::Lockstep);
-    let sim = physical(4000);
-    let runs: Vec<_> = [1, 2, 4]
-        .into_iter()
-        .map(|threads| {
-            let mut map = fbm_terrain(200, 130, 8).unwrap();
-            let before = map.clone();
-            let report = on_threads(threads, || parallel.run_physical(&sim, &mut map, 4).unwrap());
-            assert!(MassBalance::new(&before, &map, report.outflow).is_conserved());
-            (map_hash(&map), report)
-        })
-        .collect();
-    assert!(runs.windows(2).all(|w| w[0] == w[1]), "{runs:?}");
+    let report = physical_on_1_2_and_4_threads(
+        runner(512, 2, InnerMode::Lockstep),
+        4000,
+        || fbm_terrain(200, 130, 8).unwrap(),
+        4,
+    );
+    assert_eq!(report.droplets, 4000);
 }
 
 #[test]
