@@ -92,8 +92,9 @@ impl ParallelParams {
 /// Mass is conserved as by the simulators themselves: each batch's books are
 /// exact, the sub-ulp remainder of adding its changes to the map in `f32` is
 /// carried to the next change of its chunk, the chunks' remainders are summed in
-/// chunk order and placed at the end on the cell of smallest magnitude, and the outflow is the sum of the batches' outflows. The report is
-/// the batches' reports merged in batch order.
+/// chunk order and placed at the end on the cell of smallest magnitude, and the
+/// outflow is the sum of the batches' outflows. The report is the batches'
+/// reports merged in batch order.
 ///
 /// # How it differs from a sequential run
 ///

@@ -70,7 +70,7 @@ impl EightFacet {
 /// Per-facet weighted components `(t, u)`: facet `k`'s horizontal component
 /// `w_k * e_k / len_k` and vertical one `w_k / len_k`, where `len_k` is
 /// `sqrt(e_k² + 1)` (cardinal) or `sqrt(e_k²·2 + 1)` (diagonal) and `w_k` the
-/// facet's weight. Written as two blocks of four identical lanes, which compilers
+/// facet's weight. Written as one array of eight identical lanes, which compilers
 /// turn into SIMD operations; IEEE `sqrt` and division are exact in every lane, so
 /// the bits are those of the scalar operations in the same order.
 #[inline(always)]
