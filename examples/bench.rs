@@ -18,12 +18,13 @@
 //! the wall time), steadier than `seconds` on a shared machine.
 //!
 //! `--threads T` (feature `parallel`) runs `physical` or `snowball` through
-//! `Parallel` on a rayon pool of `T` threads built here, with `--batch B`
-//! droplets per batch and `--rounds R` batches per round (`ParallelParams`'
-//! defaults, 4096 and 2);
-//! `--mode` picks the batches' inner loop. `T = 1` runs the same algorithm on
-//! one thread (same bits as any `T`); the batches' streams derive from the seed
-//! below. `cpu_seconds` then counts the calling thread only: compare `seconds`.
+//! `Parallel` on a rayon pool of `T` threads built here. `--layout tiles` (the
+//! default, Physical only) runs tiles of `--tile N` cells with `--sweep K`
+//! droplets per sweep; `--layout batches` runs `--batch B` droplets per batch
+//! and `--rounds R` batches per round (`ParallelParams`' defaults: 64, 32 768,
+//! 4096 and 2); `--mode` picks the inner loop. `T = 1` runs the same algorithm
+//! on one thread (same bits as any `T`); the streams derive from the seed below.
+//! `cpu_seconds` then counts the calling thread only: compare `seconds`.
 //!
 //! `--model hydrology` runs `Hydrology` with its defaults and `--droplets`
 //! particles on the same map and stream, and adds the water books, the flood
@@ -49,11 +50,14 @@ struct Args {
     input: Option<String>,
     output: Option<String>,
     threads: Option<usize>,
+    layout: Option<String>,
+    tile: Option<u32>,
+    sweep: Option<u32>,
     batch: Option<u32>,
     rounds: Option<u32>,
 }
 
-const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE] [--threads T [--batch B] [--rounds R]]";
+const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE] [--threads T [--layout tiles|batches] [--tile N] [--sweep K] [--batch B] [--rounds R]]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -65,6 +69,9 @@ fn parse_args() -> Result<Args, String> {
         input: None,
         output: None,
         threads: None,
+        layout: None,
+        tile: None,
+        sweep: None,
         batch: None,
         rounds: None,
     };
@@ -80,6 +87,9 @@ fn parse_args() -> Result<Args, String> {
             "--in" => args.input = Some(value()?),
             "--out" => args.output = Some(value()?),
             "--threads" => args.threads = Some(value()?.parse().map_err(|e| format!("--threads: {e}"))?),
+            "--layout" => args.layout = Some(value()?),
+            "--tile" => args.tile = Some(value()?.parse().map_err(|e| format!("--tile: {e}"))?),
+            "--sweep" => args.sweep = Some(value()?.parse().map_err(|e| format!("--sweep: {e}"))?),
             "--batch" => args.batch = Some(value()?.parse().map_err(|e| format!("--batch: {e}"))?),
             "--rounds" => args.rounds = Some(value()?.parse().map_err(|e| format!("--rounds: {e}"))?),
             "--help" | "-h" => return Err(USAGE.into()),
@@ -126,8 +136,8 @@ fn run() -> Result<(), String> {
     let (report, (seconds, cpu_seconds)) = match args.model.as_str() {
         "physical" | "snowball" if args.threads.is_some() => {
             let seed = args.seed ^ 0xD50F_1E7D;
-            let (report, times, (threads, batch, rounds)) = parallel::run(&args, &mut map, params, seed)?;
-            extra = format!(",\"threads\":{threads},\"batch\":{batch},\"rounds\":{rounds}");
+            let (report, times, fields) = parallel::run(&args, &mut map, params, seed)?;
+            extra = fields;
             (report, times)
         }
         "physical" => {
@@ -225,20 +235,20 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
-/// A parallel run's report, `(seconds, cpu_seconds)` and `(threads, batch size,
-/// batches per round)`.
-type Outcome = (hydraulic_erosion::ErosionReport, (f64, f64), (usize, u32, u32));
+/// A parallel run's report, `(seconds, cpu_seconds)` and its settings as JSON
+/// fields (each with a leading comma).
+type Outcome = (hydraulic_erosion::ErosionReport, (f64, f64), String);
 
 /// `--threads`: the `Parallel` runs, on a pool built here.
 #[cfg(feature = "parallel")]
 mod parallel {
     use super::{Args, Clock, Outcome};
     use hydraulic_erosion::{
-        ErosionParams, Heightmap, InnerMode, Parallel, ParallelParams, Physical, Snowball, SnowballParams,
+        ErosionParams, Heightmap, InnerMode, Layout, Parallel, ParallelParams, Physical, Snowball,
+        SnowballParams,
     };
 
-    /// The report, `(seconds, cpu_seconds)` and `(threads, batch size,
-    /// batches per round)`.
+    /// The report, `(seconds, cpu_seconds)` and the run's settings as JSON fields.
     pub fn run(
         args: &Args,
         map: &mut Heightmap,
@@ -250,8 +260,16 @@ mod parallel {
             "lockstep" => InnerMode::Lockstep,
             other => return Err(format!("unknown mode {other:?} (sequential, lockstep)")),
         };
+        let layout = match args.layout.as_deref() {
+            None | Some("tiles") => Layout::Tiles,
+            Some("batches") => Layout::Batches,
+            Some(other) => return Err(format!("unknown layout {other:?} (tiles, batches)")),
+        };
         let defaults = ParallelParams::default();
         let parallel = Parallel::new(ParallelParams {
+            layout,
+            tile_size: args.tile.unwrap_or(defaults.tile_size),
+            sweep_size: args.sweep.unwrap_or(defaults.sweep_size),
             batch_size: args.batch.unwrap_or(defaults.batch_size),
             batches_per_round: args.rounds.unwrap_or(defaults.batches_per_round),
             mode,
@@ -278,7 +296,18 @@ mod parallel {
         };
         let (report, times) = result.map_err(|e| e.to_string())?;
         let p = parallel.params();
-        Ok((report, times, (threads, p.batch_size, p.batches_per_round)))
+        let fields = if p.layout == Layout::Tiles && args.model == "physical" {
+            format!(
+                ",\"threads\":{threads},\"layout\":\"tiles\",\"tile\":{},\"sweep\":{}",
+                p.tile_size, p.sweep_size
+            )
+        } else {
+            format!(
+                ",\"threads\":{threads},\"layout\":\"batches\",\"batch\":{},\"rounds\":{}",
+                p.batch_size, p.batches_per_round
+            )
+        };
+        Ok((report, times, fields))
     }
 }
 

@@ -50,8 +50,8 @@
 //!   [`HeightRange`] for 16-bit samples, typed [`IoError`]s; previews
 //!   ([`Hillshade`] with [`Overlays`], [`erosion_map`]) as [`RgbImage`]s.
 //! - `Parallel` (feature `parallel`): [`Physical`] and [`Snowball`] runs on the
-//!   caller's rayon pool, in fixed batches, with the same bits for any thread
-//!   count.
+//!   caller's rayon pool, in coloured tiles or fixed batches, with the same bits
+//!   for any thread count.
 //!
 //! # Guarantees
 //!
@@ -125,7 +125,7 @@ pub use io::{decode_png, encode_png};
 pub use io::{read_heightmap, write_heightmap};
 pub use normal::{BaseSampler, CentralDifference, EightFacet, NormalSampler, Offset, Sampler, UP};
 #[cfg(feature = "parallel")]
-pub use parallel::{InnerMode, Parallel, ParallelParams};
+pub use parallel::{InnerMode, Layout, Parallel, ParallelParams};
 pub use params::ErosionParams;
 pub use physical::{DropletTrace, LOCKSTEP_LANES, Physical};
 pub use preview::{Hillshade, Overlays, RgbImage, erosion_map};

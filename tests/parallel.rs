@@ -4,8 +4,8 @@
 mod common;
 
 use hydraulic_erosion::{
-    Control, ErosionParams, GridError, Heightmap, InnerMode, MassBalance, Parallel, ParallelParams, Physical,
-    Snowball, SnowballParams, fbm_terrain, island_terrain,
+    Control, ErosionParams, GridError, Heightmap, InnerMode, Layout, MassBalance, Parallel, ParallelParams,
+    Physical, Snowball, SnowballParams, fbm_terrain, island_terrain,
 };
 
 use common::map_hash;
@@ -16,7 +16,14 @@ fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
 }
 
 fn runner(batch_size: u32, batches_per_round: u32, mode: InnerMode) -> Parallel {
-    Parallel::new(ParallelParams { batch_size, batches_per_round, mode }).unwrap()
+    Parallel::new(ParallelParams {
+        layout: Layout::Batches,
+        batch_size,
+        batches_per_round,
+        mode,
+        ..ParallelParams::default()
+    })
+    .unwrap()
 }
 
 fn physical(droplets: u32) -> Physical {
@@ -33,10 +40,13 @@ fn island(size: usize) -> Heightmap {
 #[test]
 fn physical_same_bits_on_1_2_and_4_threads() {
     for mode in [InnerMode::Sequential, InnerMode::Lockstep] {
-        // 3000 droplets: 12 batches of 256 (the last one short) in 6 rounds of 2.
-        let report =
-            physical_on_1_2_and_4_threads(runner(256, 2, mode), 3000, || fbm_terrain(64, 64, 5).unwrap(), 9);
-        assert_eq!(report.droplets, 3000);
+        // 3000 droplets: 12 batches of 256 (the last one short) in 6 rounds of
+        // 2; or 6 x 5 tiles of 16 (the last column and row short), 5 sweeps.
+        let runs = [(runner(256, 2, mode), (64, 64)), (tiles(16, 700, mode), (90, 72))];
+        for (parallel, (w, h)) in runs {
+            let report = physical_on_1_2_and_4_threads(parallel, 3000, || fbm_terrain(w, h, 5).unwrap(), 9);
+            assert_eq!(report.droplets, 3000);
+        }
     }
 }
 
@@ -66,6 +76,57 @@ fn physical_on_1_2_and_4_threads(
         .collect();
     assert!(runs.windows(2).all(|w| w[0] == w[1]), "{:?}: {runs:?}", parallel.params());
     runs[0].1
+}
+
+fn tiles(tile_size: u32, sweep_size: u32, mode: InnerMode) -> Parallel {
+    Parallel::new(ParallelParams {
+        layout: Layout::Tiles,
+        tile_size,
+        sweep_size,
+        mode,
+        ..ParallelParams::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn tiled_runs_on_small_thin_and_one_tile_maps_give_the_same_bits() {
+    // One tile bigger than the map; thin maps; tiles of the minimum size.
+    let maps: [(usize, usize, u32); 5] = [(20, 20, 32), (3, 200, 8), (200, 3, 8), (9, 9, 8), (33, 17, 8)];
+    for (w, h, tile) in maps {
+        let map = || {
+            Heightmap::from_fn(w, h, |x, y| ((x * 7 + y * 13) % 5) as f32 * 0.3 + x as f32 * 0.05).unwrap()
+        };
+        let report = physical_on_1_2_and_4_threads(tiles(tile, 300, InnerMode::Lockstep), 1000, map, 2);
+        assert_eq!(report.droplets, 1000, "{w}x{h}");
+    }
+}
+
+#[test]
+fn tiled_runs_with_fast_droplets_give_the_same_bits() {
+    // Steep, frictionless: droplets jump several cells a step, further than
+    // half a tile of 8, and take those steps on the whole map.
+    let sim = Physical::new(ErosionParams {
+        droplets: 2000,
+        friction: 0.0,
+        height_scale: 200.0,
+        pit_safe: true,
+        ..ErosionParams::default()
+    })
+    .unwrap();
+    let runs: Vec<_> = [1, 2, 4]
+        .into_iter()
+        .map(|threads| {
+            let mut map = fbm_terrain(64, 64, 6).unwrap();
+            let before = map.clone();
+            let parallel = tiles(8, 500, InnerMode::Lockstep);
+            let report = on_threads(threads, || parallel.run_physical(&sim, &mut map, 5).unwrap());
+            assert!(MassBalance::new(&before, &map, report.outflow).is_conserved());
+            assert_eq!(report.droplets, 2000);
+            (map_hash(&map), report)
+        })
+        .collect();
+    assert!(runs.windows(2).all(|w| w[0] == w[1]), "{runs:?}");
 }
 
 /// A map of several merge chunks (16 384 cells each; 200 x 130 is 26 000 cells,
@@ -116,15 +177,20 @@ fn the_seed_and_the_batching_change_the_result() {
 
 /// Pins the output bits (value-breaking changes move these hashes). The
 /// `parallel` feature needs `std`, so the maths here are std's; the crate's
-/// other pins show std and libm agree, and the parallel runs only add batch
-/// order on top. Both pins moved when the merge went chunk-parallel.
+/// other pins show std and libm agree, and the parallel runs only add batch or
+/// tile order on top. The batch pins moved when the merge went chunk-parallel;
+/// the tiles' pin is the default layout's, with smaller tiles and sweeps.
 #[test]
 fn value_stability() {
-    let mut map = fbm_terrain(64, 64, 7).unwrap();
-    let report = on_threads(2, || {
-        runner(512, 2, InnerMode::Lockstep).run_physical(&physical(4000), &mut map, 11).unwrap()
-    });
-    assert_eq!((map_hash(&map), report.droplets), (PINNED_PHYSICAL, 4000));
+    let physical_runs = [
+        (runner(512, 2, InnerMode::Lockstep), PINNED_PHYSICAL),
+        (tiles(16, 1000, InnerMode::Lockstep), PINNED_TILES),
+    ];
+    for (parallel, pin) in physical_runs {
+        let mut map = fbm_terrain(64, 64, 7).unwrap();
+        let report = on_threads(2, || parallel.run_physical(&physical(4000), &mut map, 11).unwrap());
+        assert_eq!((map_hash(&map), report.droplets), (pin, 4000), "{:?}", parallel.params().layout);
+    }
     let mut map = island(64);
     let sim = Snowball::new(SnowballParams::default()).unwrap();
     on_threads(2, || runner(256, 2, InnerMode::Lockstep).run_snowball(&sim, &mut map, 11).unwrap());
@@ -132,21 +198,49 @@ fn value_stability() {
 }
 
 const PINNED_PHYSICAL: u64 = 702310310755572233;
+const PINNED_TILES: u64 = 1564813131043877056;
 const PINNED_SNOWBALL: u64 = 720271467002364607;
 
+/// Totals near a sequential run's with the same droplet count: within 15% for
+/// batches (a round's batches add their cuts), within 5% for tiles (droplets
+/// only change order); the spread between two sequential seeds is a few percent.
 #[test]
 fn erodes_like_the_sequential_run() {
-    // Totals within 15% of a sequential run with the same droplet count.
     let sim = physical(20_000);
     let mut sequential = fbm_terrain(128, 128, 4).unwrap();
     let expected = sim.run_seeded(&mut sequential, 4).unwrap();
-    let mut map = fbm_terrain(128, 128, 4).unwrap();
-    let got = on_threads(2, || runner(256, 2, InnerMode::Lockstep).run_physical(&sim, &mut map, 4).unwrap());
-    for (what, a, b) in
-        [("eroded", got.eroded, expected.eroded), ("deposited", got.deposited, expected.deposited)]
-    {
-        assert!((a - b).abs() <= 0.15 * b, "{what}: parallel {a}, sequential {b}");
+    let runs = [
+        (runner(256, 2, InnerMode::Lockstep), 0.15),
+        (tiles(32, 4096, InnerMode::Sequential), 0.05),
+        (tiles(32, 4096, InnerMode::Lockstep), 0.05),
+    ];
+    for (parallel, tolerance) in runs {
+        let mut map = fbm_terrain(128, 128, 4).unwrap();
+        let got = on_threads(2, || parallel.run_physical(&sim, &mut map, 4).unwrap());
+        for (what, a, b) in
+            [("eroded", got.eroded, expected.eroded), ("deposited", got.deposited, expected.deposited)]
+        {
+            let p = parallel.params();
+            assert!((a - b).abs() <= tolerance * b, "{p:?} {what}: parallel {a}, sequential {b}");
+        }
     }
+}
+
+#[test]
+fn a_stopped_tiled_run_is_balanced_and_marked() {
+    let sim = physical(10_000);
+    let mut map = fbm_terrain(64, 64, 3).unwrap();
+    let before = map.clone();
+    let mut progress = |done: u64, _: u64| if done >= 2_000 { Control::Stop } else { Control::Continue };
+    let parallel = tiles(16, 1000, InnerMode::Lockstep);
+    let report =
+        on_threads(2, || parallel.run_physical_with_progress(&sim, &mut map, 1, &mut progress).unwrap());
+    assert!(report.cancelled);
+    // Stopped between sweeps, once 2 000 droplets had ended; those in flight put
+    // their load down and count as stopped.
+    assert!(report.droplets >= 2_000 && report.droplets < 10_000, "{report:?}");
+    assert!(report.stopped > 0);
+    assert!(MassBalance::new(&before, &map, report.outflow).is_conserved());
 }
 
 #[test]
@@ -158,6 +252,9 @@ fn bad_params_are_typed_errors() {
     assert_eq!(fields(ParallelParams { batch_size: (1 << 24) + 1, ..ok }), "batch_size");
     assert_eq!(fields(ParallelParams { batches_per_round: 0, ..ok }), "batches_per_round");
     assert_eq!(fields(ParallelParams { batches_per_round: 3, ..ok }), "batches_per_round");
+    assert_eq!(fields(ParallelParams { tile_size: 7, ..ok }), "tile_size");
+    assert_eq!(fields(ParallelParams { tile_size: (1 << 24) + 1, ..ok }), "tile_size");
+    assert_eq!(fields(ParallelParams { sweep_size: 0, ..ok }), "sweep_size");
 }
 
 #[test]
@@ -206,4 +303,40 @@ fn a_stopped_run_is_balanced_and_marked() {
     assert_eq!(report.droplets, 2_000);
     assert!(calls >= 2);
     assert!(MassBalance::new(&before, &map, report.outflow).is_conserved());
+}
+
+mod tiled_properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: common::proptest_cases(48), ..ProptestConfig::default() })]
+
+        /// Any map and tiling: one and two threads give the same bits, mass
+        /// balances, every droplet ends.
+        #[test]
+        fn tiled_runs_agree_and_conserve(
+            w in 3usize..70,
+            h in 3usize..70,
+            tile in 8u32..40,
+            sweep in 1u32..400,
+            droplets in 0u32..400,
+            seed in any::<u64>(),
+            height_scale in prop_oneof![Just(1.0f32), Just(50.0f32), Just(1e3f32)],
+            lockstep in any::<bool>(),
+        ) {
+            let sim = Physical::new(ErosionParams { droplets, height_scale, ..ErosionParams::default() }).unwrap();
+            let mode = if lockstep { InnerMode::Lockstep } else { InnerMode::Sequential };
+            let parallel = tiles(tile, sweep, mode);
+            let runs: Vec<_> = [1, 2].into_iter().map(|threads| {
+                let mut map = fbm_terrain(w, h, seed).unwrap();
+                let before = map.clone();
+                let report = on_threads(threads, || parallel.run_physical(&sim, &mut map, seed).unwrap());
+                (map_hash(&map), report, MassBalance::new(&before, &map, report.outflow).is_conserved())
+            }).collect();
+            prop_assert_eq!(runs[0], runs[1]);
+            prop_assert!(runs[0].2);
+            prop_assert_eq!(runs[0].1.droplets, u64::from(droplets));
+        }
+    }
 }

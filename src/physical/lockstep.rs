@@ -112,14 +112,59 @@ impl Round {
     }
 }
 
-/// Runs `total` droplets in lockstep on `eroder` (an 8-facet Physical run).
-///
-/// Each round: first, in lane order, every lane whose droplet is spent (out of
-/// water or steps) puts its load down and takes the next droplet from `rng`
-/// (start `x` then `y`, as the sequential mode draws them); then every live lane
-/// reads the map and computes its normal and motion; then, in lane order, each
-/// lane trades sediment with the live map (applying its change to what is there,
-/// so two lanes on one cell both count) and moves on.
+/// Where the lanes take their droplets from, and where droplets go that may not
+/// take their next step here.
+pub(crate) trait Feed {
+    /// The next droplet and its walk, if any are left.
+    fn next(&mut self, eroder: &Eroder<'_, EightFacet>) -> Option<(Droplet, Walk)>;
+
+    /// Whether a droplet may move to `(px, py)` (finite) on this map: always,
+    /// unless the map is one tile's zone of a larger one.
+    #[inline(always)]
+    fn holds(&self, px: f32, py: f32) -> bool {
+        let _ = (px, py);
+        true
+    }
+
+    /// Takes a droplet whose next step `holds` refused, as it stood before that
+    /// step; `moved` tells whether it took any step in this run.
+    fn pass(&mut self, droplet: Droplet, walk: Walk, moved: bool) {
+        let _ = (droplet, walk, moved);
+    }
+
+    /// Whether the run may stop with `live` lanes still running and nothing
+    /// left to feed them: those droplets are then passed back as they stand
+    /// (moved), to go on in a later run with fuller lanes. Never, by default.
+    #[inline(always)]
+    fn park(&self, live: usize) -> bool {
+        let _ = live;
+        false
+    }
+}
+
+/// New droplets from `rng` at uniform random starts (start `x` then `y`, as the
+/// sequential mode draws them), `total` in all.
+struct Spawner<'r, R: ?Sized> {
+    rng: &'r mut R,
+    total: u64,
+    spawned: u64,
+}
+
+impl<R: Rng + ?Sized> Feed for Spawner<'_, R> {
+    #[inline]
+    fn next(&mut self, eroder: &Eroder<'_, EightFacet>) -> Option<(Droplet, Walk)> {
+        if self.spawned == self.total {
+            return None;
+        }
+        self.spawned += 1;
+        let (wf, hf) = (eroder.width as f32, eroder.height as f32);
+        let start = Vec2::new(unit_f32(self.rng) * wf, unit_f32(self.rng) * hf);
+        Some((Droplet::new(start), Walk::new(&eroder.k, eroder.cell_of(start))))
+    }
+}
+
+/// Runs `total` droplets in lockstep on `eroder` (an 8-facet Physical run),
+/// drawing their starts from `rng`; see [`run_fed`].
 pub(super) fn run<R, P>(
     eroder: &mut Eroder<'_, EightFacet>,
     total: u64,
@@ -129,11 +174,28 @@ pub(super) fn run<R, P>(
     R: Rng + ?Sized,
     P: Progress + ?Sized,
 {
+    run_fed(eroder, &mut Spawner { rng, total, spawned: 0 }, ticker);
+}
+
+/// Runs the droplets of `feed` in lockstep on `eroder`.
+///
+/// Each round: first, in lane order, every lane whose droplet is spent (out of
+/// water or steps) puts its load down and takes the next droplet from `feed`;
+/// then every live lane reads the map and computes its normal and motion; then,
+/// in lane order, each lane trades sediment with the live map (applying its
+/// change to what is there, so two lanes on one cell both count) and moves on,
+/// or, if `feed` does not hold where it would move, is passed back to `feed` as
+/// it stood.
+pub(super) fn run_fed<F, P>(eroder: &mut Eroder<'_, EightFacet>, feed: &mut F, ticker: &mut Ticker<'_, P>)
+where
+    F: Feed + ?Sized,
+    P: Progress + ?Sized,
+{
     let k = eroder.k;
     let mut lanes = Lanes::new();
     let mut round = Round::new();
-    let (wf, hf) = (eroder.width as f32, eroder.height as f32);
-    let mut spawned = 0u64;
+    // Whether each lane's droplet has stepped since it entered.
+    let mut moved = [false; L];
     loop {
         if ticker.should_stop(eroder.report.droplets) {
             eroder.report.cancelled = true;
@@ -160,16 +222,31 @@ pub(super) fn run<R, P>(
                     eroder.settle(&mut droplet, fate);
                 }
             }
-            if !lanes.live[l] && spawned < total {
-                let start = Vec2::new(unit_f32(rng) * wf, unit_f32(rng) * hf);
-                lanes.set(l, &Droplet::new(start), &Walk::new(&k, eroder.cell_of(start)));
-                lanes.live[l] = true;
-                spawned += 1;
+            if !lanes.live[l] {
+                if let Some((droplet, walk)) = feed.next(eroder) {
+                    lanes.set(l, &droplet, &walk);
+                    lanes.live[l] = true;
+                    moved[l] = false;
+                }
             }
             any |= lanes.live[l];
         }
         if !any {
             break;
+        }
+        if ending {
+            let live = lanes.live.iter().filter(|&&live| live).count();
+            if feed.park(live) {
+                for l in 0..L {
+                    if !lanes.live[l] {
+                        continue;
+                    }
+                    lanes.live[l] = false;
+                    let (droplet, walk) = lanes.droplet(l);
+                    feed.pass(droplet, walk, true);
+                }
+                break;
+            }
         }
         normals(eroder, &lanes, &mut round);
 
@@ -188,18 +265,21 @@ pub(super) fn run<R, P>(
             let (px, py, vx, vy) = (stage.px[l], stage.py[l], stage.vx[l], stage.vy[l]);
             // `Motion::is_finite` without branches: `x * 0` is 0 for finite `x`, NaN else.
             let ok = ((px * 0.0 + py * 0.0) + (vx * 0.0 + vy * 0.0)) == 0.0;
+            // A lane that may not move there keeps its state and is passed on.
+            let stay = ok & !feed.holds(px, py);
+            let go = ok & !stay;
             let off_map = eroder.off_map(px, py);
             let trade =
                 Trade::of(&k, lanes.water[l], lanes.sediment[l], stage.speed[l], round.centre[l], off_map);
-            (stage.ok[l], stage.off_map[l], stage.rate[l], stage.take_back[l]) =
-                (ok, off_map, trade.rate, trade.take_back);
-            lanes.px[l] = if ok { px } else { lanes.px[l] };
-            lanes.py[l] = if ok { py } else { lanes.py[l] };
-            lanes.vx[l] = if ok { vx * k.friction_keep } else { lanes.vx[l] };
-            lanes.vy[l] = if ok { vy * k.friction_keep } else { lanes.vy[l] };
-            lanes.water[l] *= k.evaporation_keep;
-            lanes.accel[l] *= k.evaporation_gain;
-            lanes.age[l] = lanes.age[l].wrapping_add(1);
+            (stage.ok[l], stage.stay[l], stage.off_map[l], stage.rate[l], stage.take_back[l]) =
+                (ok, stay, off_map, trade.rate, trade.take_back);
+            lanes.px[l] = if go { px } else { lanes.px[l] };
+            lanes.py[l] = if go { py } else { lanes.py[l] };
+            lanes.vx[l] = if go { vx * k.friction_keep } else { lanes.vx[l] };
+            lanes.vy[l] = if go { vy * k.friction_keep } else { lanes.vy[l] };
+            lanes.water[l] = if stay { lanes.water[l] } else { lanes.water[l] * k.evaporation_keep };
+            lanes.accel[l] = if stay { lanes.accel[l] } else { lanes.accel[l] * k.evaporation_gain };
+            lanes.age[l] = if stay { lanes.age[l] } else { lanes.age[l].wrapping_add(1) };
         }
 
         // Transfers against the live map, in lane order.
@@ -207,6 +287,13 @@ pub(super) fn run<R, P>(
             if !lanes.live[l] {
                 continue;
             }
+            if stage.stay[l] {
+                lanes.live[l] = false;
+                let (droplet, walk) = lanes.droplet(l);
+                feed.pass(droplet, walk, moved[l]);
+                continue;
+            }
+            moved[l] = true;
             eroder.report.steps += 1;
             let here = (lanes.cx[l] as usize, lanes.cy[l] as usize);
             let fate = if stage.ok[l] {
@@ -239,6 +326,8 @@ struct Stage {
     vy: [f32; L],
     speed: [f32; L],
     ok: [bool; L],
+    /// Lanes whose droplet may not take this step here (see [`Feed::holds`]).
+    stay: [bool; L],
     off_map: [bool; L],
     rate: [f32; L],
     take_back: [f32; L],
@@ -254,6 +343,7 @@ impl Stage {
             vy: zero,
             speed: zero,
             ok: [false; L],
+            stay: [false; L],
             off_map: [false; L],
             rate: zero,
             take_back: zero,

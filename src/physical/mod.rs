@@ -18,6 +18,8 @@ use crate::report::ErosionReport;
 use crate::transfer::{self, pit_safe};
 
 mod lockstep;
+#[cfg(feature = "parallel")]
+pub(crate) mod tiled;
 
 pub use lockstep::LOCKSTEP_LANES;
 

@@ -1,0 +1,435 @@
+//! Coloured tiling: droplets run in the tiles of the map, the tiles of one
+//! colour at a time side by side, each on its own copy of its zone.
+//!
+//! The map is cut into square tiles of `tile` cells, coloured by the parity of
+//! their column and row (4 colours). A tile's **zone** is the tile grown by
+//! `tile / 2` cells on every side: the zones of two tiles of one colour never
+//! overlap, so their droplets cannot meet, and the tiles of a colour can run on
+//! any threads in any order. A droplet runs in the tile that holds its cell until
+//! its next step would read beyond the zone; it then waits, where it stands, for
+//! the next turn of the tile it stands in. Which droplets a tile runs, and in what
+//! order, depends only on the tile size, the sweep size and the seed.
+
+use alloc::vec::Vec;
+
+use rand_core::SeedableRng;
+use rand_xoshiro::Xoshiro256StarStar;
+use rayon::prelude::*;
+
+use glam::Vec2;
+
+use super::lockstep::Feed;
+use super::{Eroder, Physical, Walk};
+use crate::droplet::{Droplet, Fate};
+use crate::grid::{Grid, GridRef, clamped_cell};
+use crate::normal::{EightFacet, NormalSampler};
+use crate::progress::{Progress, Silent, Ticker};
+use crate::random::unit_f32;
+use crate::report::ErosionReport;
+
+/// How a tiled run goes: tiles of `tile` cells a side, `sweep` new droplets per
+/// sweep, each turn in lockstep or one droplet after another.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tiling {
+    pub(crate) tile: usize,
+    pub(crate) sweep: u64,
+    pub(crate) lockstep: bool,
+}
+
+/// What every turn of a run shares.
+#[derive(Clone, Copy, Debug)]
+struct Rules {
+    k: super::Constants,
+    /// The whole map's base level when the run began.
+    base_level: f32,
+    lockstep: bool,
+}
+
+/// A droplet between turns, in map coordinates.
+#[derive(Clone, Copy, Debug)]
+struct Waiting {
+    droplet: Droplet,
+    age: u32,
+    accel: f32,
+}
+
+/// One tile's zone: the cells it copies, and which of its sides are the map's.
+#[derive(Clone, Copy, Debug)]
+struct Zone {
+    x0: usize,
+    y0: usize,
+    width: usize,
+    height: usize,
+    /// Whether the zone's low / high side along x and along y is the map's edge.
+    edge: [bool; 4],
+}
+
+impl Zone {
+    /// Whether a droplet moving to `(px, py)` (zone coordinates) reads only
+    /// inside the zone: its next cell and that cell's neighbours, or, across the
+    /// map's edge, the edge cells.
+    #[inline(always)]
+    fn holds(&self, px: f32, py: f32) -> bool {
+        (self.edge[0] || px >= 1.0)
+            && (self.edge[1] || px < (self.width - 1) as f32)
+            && (self.edge[2] || py >= 1.0)
+            && (self.edge[3] || py < (self.height - 1) as f32)
+    }
+}
+
+/// What one tile's turn produced.
+struct Turn {
+    cells: Vec<f32>,
+    report: ErosionReport,
+    /// Droplets that stepped out of reach, in map coordinates.
+    passed: Vec<Waiting>,
+    /// Droplets whose very first step in the turn was out of reach (a jump
+    /// longer than half a tile): they take that step on the whole map.
+    stuck: Vec<Waiting>,
+}
+
+/// The layout of the tiles.
+struct Layout {
+    tile: usize,
+    columns: usize,
+    rows: usize,
+    width: usize,
+    height: usize,
+}
+
+impl Layout {
+    fn tile_of(&self, p: Vec2) -> usize {
+        let (x, y) = clamped_cell(p, self.width, self.height);
+        (y / self.tile) * self.columns + x / self.tile
+    }
+
+    fn colour(&self, t: usize) -> usize {
+        (t % self.columns) % 2 + 2 * ((t / self.columns) % 2)
+    }
+
+    fn zone(&self, t: usize) -> Zone {
+        let (tx, ty) = (t % self.columns, t / self.columns);
+        let margin = self.tile / 2;
+        let x0 = (tx * self.tile).saturating_sub(margin);
+        let y0 = (ty * self.tile).saturating_sub(margin);
+        let x1 = ((tx + 1) * self.tile + margin).min(self.width);
+        let y1 = ((ty + 1) * self.tile + margin).min(self.height);
+        Zone {
+            x0,
+            y0,
+            width: x1 - x0,
+            height: y1 - y0,
+            edge: [x0 == 0, x1 == self.width, y0 == 0, y1 == self.height],
+        }
+    }
+}
+
+/// Runs `physical`'s droplets on `map` tile by tile on the current rayon pool
+/// (see [`Parallel`](crate::Parallel)): `sweep` new droplets per sweep, drawn
+/// from a `Xoshiro256StarStar` seeded with `stream(seed, sweep index)`, then a
+/// turn of each colour, until every droplet has ended. Every rounding
+/// remainder is placed before it returns.
+pub(crate) fn run<St, P>(
+    physical: &Physical<EightFacet>,
+    map: &mut Grid<St>,
+    seed: u64,
+    Tiling { tile, sweep, lockstep }: Tiling,
+    ticker: &mut Ticker<'_, P>,
+    stream: impl Fn(u64, u64) -> u64,
+) -> ErosionReport
+where
+    St: AsRef<[f32]> + AsMut<[f32]>,
+    P: Progress + ?Sized,
+{
+    let k = physical.k;
+    let total = u64::from(physical.params.droplets);
+    let (width, height) = (map.width(), map.height());
+    let mut report = ErosionReport::default();
+    if width < 3 || height < 3 {
+        return report;
+    }
+    let base_level = map.cells().iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
+    let rules = Rules { k, base_level, lockstep };
+    let layout = Layout { tile, columns: width.div_ceil(tile), rows: height.div_ceil(tile), width, height };
+    let tiles = layout.columns * layout.rows;
+    let mut queues: Vec<Vec<Waiting>> = (0..tiles).map(|_| Vec::new()).collect();
+    let (wf, hf) = (width as f32, height as f32);
+    let mut spawned = 0u64;
+    let mut round = 0u64;
+    loop {
+        if ticker.should_stop(report.droplets) {
+            // Everything in flight puts its load down where it stands.
+            let mut eroder = Eroder::new(map.view_mut(), k, EightFacet);
+            for w in queues.iter_mut().flat_map(|q| q.drain(..)) {
+                let mut d = w.droplet;
+                eroder.settle(&mut d, Fate::Stopped);
+            }
+            eroder.flush_anywhere();
+            report.merge(&eroder.report);
+            report.cancelled = true;
+            return report;
+        }
+        if spawned < total {
+            let count = sweep.min(total - spawned);
+            let mut rng = Xoshiro256StarStar::seed_from_u64(stream(seed, round));
+            for _ in 0..count {
+                let start = Vec2::new(unit_f32(&mut rng) * wf, unit_f32(&mut rng) * hf);
+                let walk = Walk::new(&k, (0, 0));
+                queues[layout.tile_of(start)].push(Waiting {
+                    droplet: Droplet::new(start),
+                    age: walk.age,
+                    accel: walk.accel,
+                });
+            }
+            spawned += count;
+        } else if queues.iter().all(Vec::is_empty) {
+            return report;
+        }
+        round += 1;
+        for colour in 0..4 {
+            let work: Vec<(usize, Vec<Waiting>)> = queues
+                .iter_mut()
+                .enumerate()
+                .filter(|(t, q)| layout.colour(*t) == colour && !q.is_empty())
+                .map(|(t, q)| (t, core::mem::take(q)))
+                .collect();
+            // Longest queues first, so that no long turn starts last (the
+            // order changes nothing else: the turns are independent).
+            let mut work = work;
+            work.sort_by_key(|(t, q)| (core::cmp::Reverse(q.len()), *t));
+            let frozen = map.cells();
+            let mut turns: Vec<(usize, Turn)> = work
+                .into_par_iter()
+                .with_max_len(1)
+                .map(|(t, queue)| (t, turn(&rules, frozen, width, layout.zone(t), &queue, spawned < total)))
+                .collect();
+            // Merged in tile order.
+            turns.sort_by_key(|(t, _)| *t);
+            let mut stuck = Vec::new();
+            for (t, turn) in turns {
+                let zone = layout.zone(t);
+                let cells = map.cells_mut();
+                for (row, line) in turn.cells.chunks_exact(zone.width).enumerate() {
+                    let start = (zone.y0 + row) * width + zone.x0;
+                    cells[start..start + zone.width].copy_from_slice(line);
+                }
+                report.merge(&turn.report);
+                for w in turn.passed {
+                    queues[layout.tile_of(w.droplet.position)].push(w);
+                }
+                stuck.extend(turn.stuck);
+            }
+            if !stuck.is_empty() {
+                // Jumps longer than half a tile: one step each on the whole map,
+                // in order.
+                let mut eroder = Eroder::new(map.view_mut(), k, EightFacet);
+                eroder.base_level = base_level;
+                for w in stuck {
+                    let (mut d, mut walk) = (
+                        w.droplet,
+                        Walk { age: w.age, accel: w.accel, cell: eroder.cell_of(w.droplet.position) },
+                    );
+                    match eroder.step(&mut d, &mut walk) {
+                        Some(fate) => eroder.settle(&mut d, fate),
+                        None => queues[layout.tile_of(d.position)].push(Waiting {
+                            droplet: d,
+                            age: walk.age,
+                            accel: walk.accel,
+                        }),
+                    }
+                }
+                eroder.flush_anywhere();
+                report.merge(&eroder.report);
+            }
+        }
+    }
+}
+
+/// One tile's turn: copies its zone from `frozen` (`width` cells a row), runs
+/// `queue` in order on it, and returns the zone and what became of the
+/// droplets; `park` lets lockstep lanes stop early (see [`Feed::park`]).
+fn turn(rules: &Rules, frozen: &[f32], width: usize, zone: Zone, queue: &[Waiting], park: bool) -> Turn {
+    let Rules { k, base_level, lockstep } = *rules;
+    let k = &k;
+    let mut cells = Vec::with_capacity(zone.width * zone.height);
+    for row in 0..zone.height {
+        let start = (zone.y0 + row) * width + zone.x0;
+        cells.extend_from_slice(&frozen[start..start + zone.width]);
+    }
+    let origin = Vec2::new(zone.x0 as f32, zone.y0 as f32);
+    let mut passed = Vec::new();
+    let mut stuck = Vec::new();
+    let report = {
+        let grid = Grid::new_unchecked(zone.width, zone.height, &mut cells[..]);
+        let mut eroder = Eroder::new(grid, *k, EightFacet);
+        eroder.base_level = base_level;
+        if lockstep {
+            let mut feed =
+                ZoneFeed { queue: queue.iter(), zone, origin, park, passed: Vec::new(), stuck: Vec::new() };
+            super::lockstep::run_fed(&mut eroder, &mut feed, &mut Ticker::new(&mut Silent, u64::MAX));
+            (passed, stuck) = (feed.passed, feed.stuck);
+        }
+        for w in queue.iter().filter(|_| !lockstep) {
+            let mut d = Droplet { position: w.droplet.position - origin, ..w.droplet };
+            let mut walk = Walk { age: w.age, accel: w.accel, cell: eroder.cell_of(d.position) };
+            let mut moved = false;
+            let fate = loop {
+                if let Some(fate) = eroder.spent(&d, &walk) {
+                    break Some(fate);
+                }
+                let (x, y) = walk.cell;
+                let view = GridRef::new_unchecked(eroder.width, eroder.height, &*eroder.cells);
+                let n = eroder.sampler.normal_in_cell(&view, d.position, x, y, k.height_scale);
+                let h_here = eroder.cells[y * eroder.width + x];
+                let m = super::Motion::of(k, &d, &walk, n.x, n.z);
+                if m.is_finite() && !zone.holds(m.px, m.py) {
+                    break None;
+                }
+                eroder.report.steps += 1;
+                moved = true;
+                if let Some(fate) = eroder.transfer(&mut d, &mut walk, m, (x, y), h_here) {
+                    break Some(fate);
+                }
+            };
+            match fate {
+                Some(fate) => eroder.settle(&mut d, fate),
+                None => {
+                    let w = Waiting {
+                        droplet: Droplet { position: d.position + origin, ..d },
+                        age: walk.age,
+                        accel: walk.accel,
+                    };
+                    if moved { passed.push(w) } else { stuck.push(w) }
+                }
+            }
+        }
+        // The zone is this turn's alone: its remainder goes on its own cells.
+        eroder.flush_anywhere();
+        eroder.report
+    };
+    Turn { cells, report, passed, stuck }
+}
+
+/// A tile's queue as a lockstep feed: droplets in queue order, in zone
+/// coordinates; those that would leave the zone's reach are passed on.
+struct ZoneFeed<'q> {
+    queue: core::slice::Iter<'q, Waiting>,
+    zone: Zone,
+    origin: Vec2,
+    /// Whether lanes may be parked (see [`Feed::park`]).
+    park: bool,
+    passed: Vec<Waiting>,
+    stuck: Vec<Waiting>,
+}
+
+impl Feed for ZoneFeed<'_> {
+    fn next(&mut self, eroder: &Eroder<'_, EightFacet>) -> Option<(Droplet, Walk)> {
+        let w = self.queue.next()?;
+        let d = Droplet { position: w.droplet.position - self.origin, ..w.droplet };
+        Some((d, Walk { age: w.age, accel: w.accel, cell: eroder.cell_of(d.position) }))
+    }
+
+    #[inline(always)]
+    fn holds(&self, px: f32, py: f32) -> bool {
+        self.zone.holds(px, py)
+    }
+
+    /// Once the queue is empty and under a quarter of the lanes run, the rest
+    /// wait for the tile's next turn (while new droplets still come).
+    fn park(&self, live: usize) -> bool {
+        self.park && self.queue.len() == 0 && live < super::LOCKSTEP_LANES / 4
+    }
+
+    fn pass(&mut self, d: Droplet, walk: Walk, moved: bool) {
+        let w = Waiting {
+            droplet: Droplet { position: d.position + self.origin, ..d },
+            age: walk.age,
+            accel: walk.accel,
+        };
+        if moved { self.passed.push(w) } else { self.stuck.push(w) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::Heightmap;
+    use crate::params::ErosionParams;
+
+    /// Two tiles of one colour never share a cell of their zones, whatever the
+    /// map and tile sizes: their turns can run at once.
+    #[test]
+    fn zones_of_one_colour_never_overlap() {
+        for (width, height, tile) in
+            [(512usize, 512usize, 64usize), (100, 37, 8), (9, 200, 8), (65, 65, 16), (20, 20, 32)]
+        {
+            let layout =
+                Layout { tile, columns: width.div_ceil(tile), rows: height.div_ceil(tile), width, height };
+            let tiles = layout.columns * layout.rows;
+            for colour in 0..4 {
+                let mut owner = alloc::vec![usize::MAX; width * height];
+                for t in (0..tiles).filter(|&t| layout.colour(t) == colour) {
+                    let z = layout.zone(t);
+                    for y in z.y0..z.y0 + z.height {
+                        for x in z.x0..z.x0 + z.width {
+                            assert_eq!(owner[y * width + x], usize::MAX, "{width}x{height}/{tile}: tile {t}");
+                            owner[y * width + x] = t;
+                        }
+                    }
+                }
+            }
+            // Every cell's tile holds it in its body, away from interior zone edges.
+            for y in 0..height {
+                for x in 0..width {
+                    let t = layout.tile_of(Vec2::new(x as f32 + 0.5, y as f32 + 0.5));
+                    let z = layout.zone(t);
+                    assert!(z.holds(x as f32 + 0.5 - z.x0 as f32, y as f32 + 0.5 - z.y0 as f32));
+                }
+            }
+        }
+    }
+
+    /// A zone's reach: a cell and its neighbours inside, or across the map's edge.
+    #[test]
+    fn holds_keeps_reads_inside_the_zone() {
+        let inner = Zone { x0: 10, y0: 10, width: 20, height: 20, edge: [false; 4] };
+        assert!(inner.holds(1.0, 18.99));
+        assert!(!inner.holds(0.99, 5.0));
+        assert!(!inner.holds(5.0, 19.0));
+        let corner = Zone { x0: 0, y0: 0, width: 20, height: 20, edge: [true, false, true, false] };
+        assert!(corner.holds(-3.0, -0.5));
+        assert!(!corner.holds(-3.0, 19.5));
+    }
+
+    /// A droplet whose first step in a turn would leave the zone's reach comes
+    /// back unmoved, to take that step on the whole map.
+    #[test]
+    fn a_jump_out_of_reach_is_stuck_not_lost() {
+        let map = Heightmap::from_fn(64, 64, |x, y| (x + y) as f32 * 0.01).unwrap();
+        let params = ErosionParams::default();
+        let k = super::super::Constants::new(&params);
+        let layout = Layout { tile: 16, columns: 4, rows: 4, width: 64, height: 64 };
+        let t = 5; // (1, 1): an inner tile, zone 8..40 on both axes
+        let zone = layout.zone(t);
+        let fast = Droplet { velocity: Vec2::new(30.0, 0.0), ..Droplet::new(Vec2::new(20.5, 20.5)) };
+        let slow = Droplet::new(Vec2::new(24.5, 24.5));
+        let walk = Walk::new(&k, (0, 0));
+        let queue: Vec<Waiting> = [fast, slow]
+            .iter()
+            .map(|&droplet| Waiting { droplet, age: walk.age, accel: walk.accel })
+            .collect();
+        for lockstep in [false, true] {
+            let rules = Rules { k, base_level: 0.0, lockstep };
+            let out = turn(&rules, map.cells(), 64, zone, &queue, false);
+            assert_eq!(out.stuck.len(), 1, "lockstep {lockstep}");
+            assert_eq!(out.stuck[0].droplet, fast);
+            assert_eq!(out.stuck[0].age, 0);
+            // The slow one ran downhill (towards the origin) until its next step
+            // would read below cell 8, the zone's first: it stops inside.
+            assert_eq!(out.passed.len(), 1);
+            let (p, age) = (out.passed[0].droplet.position, out.passed[0].age);
+            assert!(p.x < 24.5 && p.y < 24.5 && p.min_element() >= 9.0 && age > 0, "{p} {age}");
+            assert_eq!(out.report.droplets, 0);
+        }
+    }
+}
