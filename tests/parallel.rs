@@ -310,7 +310,7 @@ mod tiled_properties {
     use proptest::prelude::*;
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: common::proptest_cases(48), ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: common::proptest_cases(200), ..ProptestConfig::default() })]
 
         /// Any map and tiling: one and two threads give the same bits, mass
         /// balances, every droplet ends.
