@@ -1,22 +1,26 @@
-//! Coloured tiling: droplets run in the tiles of the map, the tiles of one
-//! colour at a time side by side, each on its own copy of its zone.
+//! Coloured tiling: droplets run in the tiles of the map, each tile on its own
+//! copy of its zone, tiles that do not overlap side by side.
 //!
 //! The map is cut into square tiles of `tile` cells, coloured by the parity of
 //! their column and row (4 colours). A tile's **zone** is the tile grown by
-//! `tile / 2` cells on every side: the zones of two tiles of one colour never
-//! overlap, so their droplets cannot meet, and the tiles of a colour can run on
-//! any threads in any order. A droplet runs in the tile that holds its cell until
-//! its next step would read beyond the zone; it then waits, where it stands, for
-//! the next turn of the tile it stands in. Which droplets a tile runs, and in what
-//! order, depends only on the tile size, the sweep size and the seed.
+//! `tile / 2` cells on every side: only a tile's 8 neighbours overlap its zone,
+//! and two tiles of one colour never do. Each sweep gives every tile one turn,
+//! colour by colour; a turn starts once the tile's neighbours of lower colours
+//! have had theirs, so turns that run at once never share a cell. A droplet runs
+//! in the tile that holds its cell until its next step would read beyond the
+//! zone; it then waits, where it stands, for the next turn of the tile it stands
+//! in. Which droplets a tile runs, and in what order, depends only on the tile
+//! size, the sweep size and the seed, never on the threads.
+
+extern crate std;
 
 use alloc::vec::Vec;
-
-use rand_core::SeedableRng;
-use rand_xoshiro::Xoshiro256StarStar;
-use rayon::prelude::*;
+use core::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use glam::Vec2;
+use rand_core::SeedableRng;
+use rand_xoshiro::Xoshiro256StarStar;
 
 use super::lockstep::Feed;
 use super::{Eroder, Physical, Walk};
@@ -78,6 +82,7 @@ impl Zone {
 }
 
 /// What one tile's turn produced.
+#[derive(Default)]
 struct Turn {
     cells: Vec<f32>,
     report: ErosionReport,
@@ -101,6 +106,14 @@ impl Layout {
     fn tile_of(&self, p: Vec2) -> usize {
         let (x, y) = clamped_cell(p, self.width, self.height);
         (y / self.tile) * self.columns + x / self.tile
+    }
+
+    /// Tile `t` and its (up to 8) neighbours, row by row.
+    fn around(&self, t: usize) -> impl Iterator<Item = usize> + '_ {
+        let (tx, ty) = (t % self.columns, t / self.columns);
+        let xs = tx.saturating_sub(1)..(tx + 2).min(self.columns);
+        (ty.saturating_sub(1)..(ty + 2).min(self.rows))
+            .flat_map(move |y| xs.clone().map(move |x| y * self.columns + x))
     }
 
     fn colour(&self, t: usize) -> usize {
@@ -186,76 +199,175 @@ where
             return report;
         }
         round += 1;
-        for colour in 0..4 {
-            let work: Vec<(usize, Vec<Waiting>)> = queues
-                .iter_mut()
-                .enumerate()
-                .filter(|(t, q)| layout.colour(*t) == colour && !q.is_empty())
-                .map(|(t, q)| (t, core::mem::take(q)))
-                .collect();
-            // Longest queues first, so that no long turn starts last (the
-            // order changes nothing else: the turns are independent).
-            let mut work = work;
-            work.sort_by_key(|(t, q)| (core::cmp::Reverse(q.len()), *t));
-            let frozen = map.cells();
-            let mut turns: Vec<(usize, Turn)> = work
-                .into_par_iter()
-                .with_max_len(1)
-                .map(|(t, queue)| (t, turn(&rules, frozen, width, layout.zone(t), &queue, spawned < total)))
-                .collect();
-            // Merged in tile order.
-            turns.sort_by_key(|(t, _)| *t);
-            let mut stuck = Vec::new();
-            for (t, turn) in turns {
-                let zone = layout.zone(t);
-                let cells = map.cells_mut();
-                for (row, line) in turn.cells.chunks_exact(zone.width).enumerate() {
-                    let start = (zone.y0 + row) * width + zone.x0;
-                    cells[start..start + zone.width].copy_from_slice(line);
+        let turns = run_sweep(&rules, &layout, map.cells_mut(), &mut queues, spawned < total);
+        // Settle the sweep in turn order (colour, then tile): reports, then the
+        // droplets passed to tiles whose turn had come already (the others took
+        // theirs during the sweep), then the long jumps.
+        let mut stuck = Vec::new();
+        for (src, turn) in turns {
+            report.merge(&turn.report);
+            for w in turn.passed {
+                let to = layout.tile_of(w.droplet.position);
+                if layout.colour(to) <= layout.colour(src) {
+                    queues[to].push(w);
                 }
-                report.merge(&turn.report);
-                for w in turn.passed {
-                    queues[layout.tile_of(w.droplet.position)].push(w);
-                }
-                stuck.extend(turn.stuck);
             }
-            if !stuck.is_empty() {
-                // Jumps longer than half a tile: one step each on the whole map,
-                // in order.
-                let mut eroder = Eroder::new(map.view_mut(), k, EightFacet);
-                eroder.base_level = base_level;
-                for w in stuck {
-                    let (mut d, mut walk) = (
-                        w.droplet,
-                        Walk { age: w.age, accel: w.accel, cell: eroder.cell_of(w.droplet.position) },
-                    );
-                    match eroder.step(&mut d, &mut walk) {
-                        Some(fate) => eroder.settle(&mut d, fate),
-                        None => queues[layout.tile_of(d.position)].push(Waiting {
-                            droplet: d,
-                            age: walk.age,
-                            accel: walk.accel,
-                        }),
-                    }
+            stuck.extend(turn.stuck);
+        }
+        if !stuck.is_empty() {
+            // Jumps longer than half a tile: one step each on the whole map, in
+            // order.
+            let mut eroder = Eroder::new(map.view_mut(), k, EightFacet);
+            eroder.base_level = base_level;
+            for w in stuck {
+                let (mut d, mut walk) = (
+                    w.droplet,
+                    Walk { age: w.age, accel: w.accel, cell: eroder.cell_of(w.droplet.position) },
+                );
+                match eroder.step(&mut d, &mut walk) {
+                    Some(fate) => eroder.settle(&mut d, fate),
+                    None => queues[layout.tile_of(d.position)].push(Waiting {
+                        droplet: d,
+                        age: walk.age,
+                        accel: walk.accel,
+                    }),
                 }
-                eroder.flush_anywhere();
-                report.merge(&eroder.report);
+            }
+            eroder.flush_anywhere();
+            report.merge(&eroder.report);
+        }
+    }
+}
+
+/// One sweep's turns, each tile once, colour by colour: a tile's turn starts as
+/// soon as its neighbours of lower colours have had theirs (only they overlap
+/// its zone, and only they pass droplets to it in this sweep), so no turn waits
+/// for a whole colour. Takes each tile's waiting droplets from `queues`, adds
+/// those its lower neighbours passed to it (in colour, then tile order), and
+/// returns every turn in colour, then tile order.
+fn run_sweep(
+    rules: &Rules,
+    layout: &Layout,
+    cells: &mut [f32],
+    queues: &mut [Vec<Waiting>],
+    park: bool,
+) -> Vec<(usize, Turn)> {
+    let tiles = queues.len();
+    let lower = |t: usize| {
+        let mut lower: Vec<usize> =
+            layout.around(t).filter(|&n| layout.colour(n) < layout.colour(t)).collect();
+        lower.sort_by_key(|&n| (layout.colour(n), n));
+        lower
+    };
+    let waiting: Vec<Mutex<Vec<Waiting>>> =
+        queues.iter_mut().map(|q| Mutex::new(core::mem::take(q))).collect();
+    let done: Vec<OnceLock<Turn>> = (0..tiles).map(|_| OnceLock::new()).collect();
+    let pending: Vec<AtomicUsize> = (0..tiles).map(|t| AtomicUsize::new(lower(t).len())).collect();
+    let map = Mutex::new(cells);
+    let sweep = Sweep {
+        rules,
+        layout,
+        lower: &lower,
+        waiting: &waiting,
+        done: &done,
+        pending: &pending,
+        map: &map,
+        park,
+    };
+    // The tiles with no lower neighbour, chosen before any turn runs (a turn
+    // that ends may bring another tile's count to zero and start it).
+    let first: Vec<usize> = (0..tiles).filter(|&t| pending[t].load(Ordering::Acquire) == 0).collect();
+    rayon::scope(|scope| {
+        for t in first {
+            scope.spawn(move |scope| sweep.take_turn(scope, t));
+        }
+    });
+    let mut order: Vec<usize> = (0..tiles).collect();
+    order.sort_by_key(|&t| (layout.colour(t), t));
+    let mut done = done;
+    order.into_iter().map(|t| (t, done[t].take().expect("every tile had its turn"))).collect()
+}
+
+/// What the turns of a sweep share.
+struct Sweep<'a, L: Fn(usize) -> Vec<usize> + Sync> {
+    rules: &'a Rules,
+    layout: &'a Layout,
+    /// A tile's neighbours of lower colours, in colour, then tile order.
+    lower: &'a L,
+    /// Droplets waiting for each tile's turn.
+    waiting: &'a [Mutex<Vec<Waiting>>],
+    done: &'a [OnceLock<Turn>],
+    /// Lower neighbours of each tile whose turn is still to end.
+    pending: &'a [AtomicUsize],
+    /// The map, locked only to copy a zone in or out: tiles whose turns run at
+    /// once are never neighbours, so their zones never overlap.
+    map: &'a Mutex<&'a mut [f32]>,
+    park: bool,
+}
+
+// By hand: a derive would ask `L: Copy`, but only a reference to it is held.
+impl<L: Fn(usize) -> Vec<usize> + Sync> Clone for Sweep<'_, L> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<L: Fn(usize) -> Vec<usize> + Sync> Copy for Sweep<'_, L> {}
+
+impl<L: Fn(usize) -> Vec<usize> + Sync> Sweep<'_, L> {
+    fn take_turn<'s>(self, scope: &rayon::Scope<'s>, t: usize)
+    where
+        Self: 's,
+    {
+        let layout = self.layout;
+        let mut queue = core::mem::take(&mut *lock(&self.waiting[t]));
+        for n in (self.lower)(t) {
+            let passed = &self.done[n].get().expect("a lower neighbour's turn ended").passed;
+            queue.extend(passed.iter().filter(|w| layout.tile_of(w.droplet.position) == t));
+        }
+        let zone = layout.zone(t);
+        let turn = if queue.is_empty() {
+            Turn::default()
+        } else {
+            let mut cells = Vec::with_capacity(zone.width * zone.height);
+            {
+                let map = lock(self.map);
+                for row in 0..zone.height {
+                    let start = (zone.y0 + row) * layout.width + zone.x0;
+                    cells.extend_from_slice(&map[start..start + zone.width]);
+                }
+            }
+            let turn = turn(self.rules, cells, zone, &queue, self.park);
+            let mut map = lock(self.map);
+            for (row, line) in turn.cells.chunks_exact(zone.width).enumerate() {
+                let start = (zone.y0 + row) * layout.width + zone.x0;
+                map[start..start + zone.width].copy_from_slice(line);
+            }
+            turn
+        };
+        if self.done[t].set(turn).is_err() {
+            unreachable!("one turn per tile and sweep");
+        }
+        // Wake the higher neighbours whose last lower neighbour this was.
+        for n in layout.around(t) {
+            if layout.colour(n) > layout.colour(t) && self.pending[n].fetch_sub(1, Ordering::AcqRel) == 1 {
+                scope.spawn(move |scope| self.take_turn(scope, n));
             }
         }
     }
 }
 
-/// One tile's turn: copies its zone from `frozen` (`width` cells a row), runs
-/// `queue` in order on it, and returns the zone and what became of the
-/// droplets; `park` lets lockstep lanes stop early (see [`Feed::park`]).
-fn turn(rules: &Rules, frozen: &[f32], width: usize, zone: Zone, queue: &[Waiting], park: bool) -> Turn {
+/// Locks `m`; a turn that panicked poisons nothing this code relies on.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// One tile's turn: runs `queue` in order on `cells`, a copy of its zone, and
+/// returns the zone and what became of the droplets; `park` lets lockstep lanes
+/// stop early (see [`Feed::park`]).
+fn turn(rules: &Rules, mut cells: Vec<f32>, zone: Zone, queue: &[Waiting], park: bool) -> Turn {
     let Rules { k, base_level, lockstep } = *rules;
     let k = &k;
-    let mut cells = Vec::with_capacity(zone.width * zone.height);
-    for row in 0..zone.height {
-        let start = (zone.y0 + row) * width + zone.x0;
-        cells.extend_from_slice(&frozen[start..start + zone.width]);
-    }
     let origin = Vec2::new(zone.x0 as f32, zone.y0 as f32);
     let mut passed = Vec::new();
     let mut stuck = Vec::new();
@@ -420,7 +532,10 @@ mod tests {
             .collect();
         for lockstep in [false, true] {
             let rules = Rules { k, base_level: 0.0, lockstep };
-            let out = turn(&rules, map.cells(), 64, zone, &queue, false);
+            let cells = (zone.y0..zone.y0 + zone.height)
+                .flat_map(|y| map.cells()[y * 64 + zone.x0..y * 64 + zone.x0 + zone.width].iter().copied())
+                .collect();
+            let out = turn(&rules, cells, zone, &queue, false);
             assert_eq!(out.stuck.len(), 1, "lockstep {lockstep}");
             assert_eq!(out.stuck[0].droplet, fast);
             assert_eq!(out.stuck[0].age, 0);
