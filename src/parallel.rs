@@ -35,7 +35,7 @@ pub enum InnerMode {
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Layout {
     /// Coloured tiles (default): droplets run in the tile of the map they stand
-    /// in, the tiles of one colour at a time side by side, on the live map (see
+    /// in, on the live map, tiles that do not overlap side by side (see
     /// [`Parallel`]). Uses `tile_size`, `sweep_size` and `mode`.
     #[default]
     Tiles,

@@ -409,6 +409,10 @@ impl Walk {
     }
 }
 
+/// A step not taken: it would have moved the droplet where it may not go.
+#[derive(Clone, Copy, Debug)]
+struct Refused;
+
 /// Where a step's Newton update takes a droplet, before friction.
 #[derive(Clone, Copy, Debug)]
 struct Motion {
@@ -518,18 +522,34 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     /// Invariant: on entry the droplet's position is on the map.
     #[inline(always)]
     fn step(&mut self, d: &mut Droplet, walk: &mut Walk) -> Option<Fate> {
+        self.step_if(d, walk, |_, _| true).unwrap_or_else(|Refused| unreachable!("every move is allowed"))
+    }
+
+    /// [`step`](Self::step), unless the droplet would move (finitely) to a
+    /// position `allowed` refuses: then `Err(Refused)`, with the droplet and the
+    /// map as they were (the tiled runs stop droplets at their zone's edge).
+    #[inline(always)]
+    fn step_if(
+        &mut self,
+        d: &mut Droplet,
+        walk: &mut Walk,
+        allowed: impl Fn(f32, f32) -> bool,
+    ) -> Result<Option<Fate>, Refused> {
         if let Some(fate) = self.spent(d, walk) {
-            return Some(fate);
+            return Ok(Some(fate));
         }
         let k = self.k;
         let (x, y) = walk.cell;
         let here = y * self.width + x;
         let grid = GridRef::new_unchecked(self.width, self.height, &*self.cells);
         let n = self.sampler.normal_in_cell(&grid, d.position, x, y, k.height_scale);
-        self.report.steps += 1;
         let h_here = self.cells[here];
         let moved = Motion::of(&k, d, walk, n.x, n.z);
-        self.transfer(d, walk, moved, (x, y), h_here)
+        if moved.is_finite() && !allowed(moved.px, moved.py) {
+            return Err(Refused);
+        }
+        self.report.steps += 1;
+        Ok(self.transfer(d, walk, moved, (x, y), h_here))
     }
 
     /// The second half of a step, after the motion: moves the droplet, trades

@@ -23,10 +23,10 @@ use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256StarStar;
 
 use super::lockstep::Feed;
-use super::{Eroder, Physical, Walk};
+use super::{Eroder, Physical, Refused, Walk};
 use crate::droplet::{Droplet, Fate};
-use crate::grid::{Grid, GridRef, clamped_cell};
-use crate::normal::{EightFacet, NormalSampler};
+use crate::grid::{Grid, clamped_cell};
+use crate::normal::EightFacet;
 use crate::progress::{Progress, Silent, Ticker};
 use crate::random::unit_f32;
 use crate::report::ErosionReport;
@@ -69,6 +69,12 @@ struct Zone {
 }
 
 impl Zone {
+    /// The map index ranges of the zone's rows, top to bottom, on a map
+    /// `width` cells wide.
+    fn rows(&self, width: usize) -> impl Iterator<Item = core::ops::Range<usize>> + '_ {
+        (self.y0..self.y0 + self.height).map(move |y| y * width + self.x0..y * width + self.x0 + self.width)
+    }
+
     /// Whether a droplet moving to `(px, py)` (zone coordinates) reads only
     /// inside the zone: its next cell and that cell's neighbours, or, across the
     /// map's edge, the edge cells.
@@ -84,7 +90,6 @@ impl Zone {
 /// What one tile's turn produced.
 #[derive(Default)]
 struct Turn {
-    cells: Vec<f32>,
     report: ErosionReport,
     /// Droplets that stepped out of reach, in map coordinates.
     passed: Vec<Waiting>,
@@ -114,6 +119,14 @@ impl Layout {
         let xs = tx.saturating_sub(1)..(tx + 2).min(self.columns);
         (ty.saturating_sub(1)..(ty + 2).min(self.rows))
             .flat_map(move |y| xs.clone().map(move |x| y * self.columns + x))
+    }
+
+    /// Tile `t`'s neighbours of lower colours, in colour, then tile order: the
+    /// turns that come before its own in a sweep and touch its zone.
+    fn lower(&self, t: usize) -> Vec<usize> {
+        let mut lower: Vec<usize> = self.around(t).filter(|&n| self.colour(n) < self.colour(t)).collect();
+        lower.sort_by_key(|&n| (self.colour(n), n));
+        lower
     }
 
     fn colour(&self, t: usize) -> usize {
@@ -253,16 +266,11 @@ fn run_sweep(
     park: bool,
 ) -> Vec<(usize, Turn)> {
     let tiles = queues.len();
-    let lower = |t: usize| {
-        let mut lower: Vec<usize> =
-            layout.around(t).filter(|&n| layout.colour(n) < layout.colour(t)).collect();
-        lower.sort_by_key(|&n| (layout.colour(n), n));
-        lower
-    };
+    let lower: Vec<Vec<usize>> = (0..tiles).map(|t| layout.lower(t)).collect();
     let waiting: Vec<Mutex<Vec<Waiting>>> =
         queues.iter_mut().map(|q| Mutex::new(core::mem::take(q))).collect();
     let done: Vec<OnceLock<Turn>> = (0..tiles).map(|_| OnceLock::new()).collect();
-    let pending: Vec<AtomicUsize> = (0..tiles).map(|t| AtomicUsize::new(lower(t).len())).collect();
+    let pending: Vec<AtomicUsize> = lower.iter().map(|l| AtomicUsize::new(l.len())).collect();
     let map = Mutex::new(cells);
     let sweep = Sweep {
         rules,
@@ -289,11 +297,12 @@ fn run_sweep(
 }
 
 /// What the turns of a sweep share.
-struct Sweep<'a, L: Fn(usize) -> Vec<usize> + Sync> {
+#[derive(Clone, Copy)]
+struct Sweep<'a> {
     rules: &'a Rules,
     layout: &'a Layout,
-    /// A tile's neighbours of lower colours, in colour, then tile order.
-    lower: &'a L,
+    /// Each tile's neighbours of lower colours, in colour, then tile order.
+    lower: &'a [Vec<usize>],
     /// Droplets waiting for each tile's turn.
     waiting: &'a [Mutex<Vec<Waiting>>],
     done: &'a [OnceLock<Turn>],
@@ -305,23 +314,14 @@ struct Sweep<'a, L: Fn(usize) -> Vec<usize> + Sync> {
     park: bool,
 }
 
-// By hand: a derive would ask `L: Copy`, but only a reference to it is held.
-impl<L: Fn(usize) -> Vec<usize> + Sync> Clone for Sweep<'_, L> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<L: Fn(usize) -> Vec<usize> + Sync> Copy for Sweep<'_, L> {}
-
-impl<L: Fn(usize) -> Vec<usize> + Sync> Sweep<'_, L> {
+impl Sweep<'_> {
     fn take_turn<'s>(self, scope: &rayon::Scope<'s>, t: usize)
     where
         Self: 's,
     {
         let layout = self.layout;
         let mut queue = core::mem::take(&mut *lock(&self.waiting[t]));
-        for n in (self.lower)(t) {
+        for &n in &self.lower[t] {
             let passed = &self.done[n].get().expect("a lower neighbour's turn ended").passed;
             queue.extend(passed.iter().filter(|w| layout.tile_of(w.droplet.position) == t));
         }
@@ -330,18 +330,13 @@ impl<L: Fn(usize) -> Vec<usize> + Sync> Sweep<'_, L> {
             Turn::default()
         } else {
             let mut cells = Vec::with_capacity(zone.width * zone.height);
-            {
-                let map = lock(self.map);
-                for row in 0..zone.height {
-                    let start = (zone.y0 + row) * layout.width + zone.x0;
-                    cells.extend_from_slice(&map[start..start + zone.width]);
-                }
+            for row in zone.rows(layout.width) {
+                cells.extend_from_slice(&lock(self.map)[row]);
             }
-            let turn = turn(self.rules, cells, zone, &queue, self.park);
+            let turn = turn(self.rules, &mut cells, zone, &queue, self.park);
             let mut map = lock(self.map);
-            for (row, line) in turn.cells.chunks_exact(zone.width).enumerate() {
-                let start = (zone.y0 + row) * layout.width + zone.x0;
-                map[start..start + zone.width].copy_from_slice(line);
+            for (row, line) in zone.rows(layout.width).zip(cells.chunks_exact(zone.width)) {
+                map[row].copy_from_slice(line);
             }
             turn
         };
@@ -363,63 +358,32 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// One tile's turn: runs `queue` in order on `cells`, a copy of its zone, and
-/// returns the zone and what became of the droplets; `park` lets lockstep lanes
-/// stop early (see [`Feed::park`]).
-fn turn(rules: &Rules, mut cells: Vec<f32>, zone: Zone, queue: &[Waiting], park: bool) -> Turn {
+/// returns what became of the droplets; `park` lets lockstep lanes stop early
+/// (see [`Feed::park`]).
+fn turn(rules: &Rules, cells: &mut [f32], zone: Zone, queue: &[Waiting], park: bool) -> Turn {
     let Rules { k, base_level, lockstep } = *rules;
-    let k = &k;
     let origin = Vec2::new(zone.x0 as f32, zone.y0 as f32);
-    let mut passed = Vec::new();
-    let mut stuck = Vec::new();
-    let report = {
-        let grid = Grid::new_unchecked(zone.width, zone.height, &mut cells[..]);
-        let mut eroder = Eroder::new(grid, *k, EightFacet);
-        eroder.base_level = base_level;
-        if lockstep {
-            let mut feed =
-                ZoneFeed { queue: queue.iter(), zone, origin, park, passed: Vec::new(), stuck: Vec::new() };
-            super::lockstep::run_fed(&mut eroder, &mut feed, &mut Ticker::new(&mut Silent, u64::MAX));
-            (passed, stuck) = (feed.passed, feed.stuck);
-        }
-        for w in queue.iter().filter(|_| !lockstep) {
-            let mut d = Droplet { position: w.droplet.position - origin, ..w.droplet };
-            let mut walk = Walk { age: w.age, accel: w.accel, cell: eroder.cell_of(d.position) };
+    let mut feed =
+        ZoneFeed { queue: queue.iter(), zone, origin, park, passed: Vec::new(), stuck: Vec::new() };
+    let mut eroder = Eroder::new(Grid::new_unchecked(zone.width, zone.height, cells), k, EightFacet);
+    eroder.base_level = base_level;
+    if lockstep {
+        super::lockstep::run_fed(&mut eroder, &mut feed, &mut Ticker::new(&mut Silent, u64::MAX));
+    } else {
+        while let Some((mut d, mut walk)) = feed.next(&eroder) {
             let mut moved = false;
-            let fate = loop {
-                if let Some(fate) = eroder.spent(&d, &walk) {
-                    break Some(fate);
-                }
-                let (x, y) = walk.cell;
-                let view = GridRef::new_unchecked(eroder.width, eroder.height, &*eroder.cells);
-                let n = eroder.sampler.normal_in_cell(&view, d.position, x, y, k.height_scale);
-                let h_here = eroder.cells[y * eroder.width + x];
-                let m = super::Motion::of(k, &d, &walk, n.x, n.z);
-                if m.is_finite() && !zone.holds(m.px, m.py) {
-                    break None;
-                }
-                eroder.report.steps += 1;
-                moved = true;
-                if let Some(fate) = eroder.transfer(&mut d, &mut walk, m, (x, y), h_here) {
-                    break Some(fate);
-                }
-            };
-            match fate {
-                Some(fate) => eroder.settle(&mut d, fate),
-                None => {
-                    let w = Waiting {
-                        droplet: Droplet { position: d.position + origin, ..d },
-                        age: walk.age,
-                        accel: walk.accel,
-                    };
-                    if moved { passed.push(w) } else { stuck.push(w) }
+            loop {
+                match eroder.step_if(&mut d, &mut walk, |px, py| zone.holds(px, py)) {
+                    Ok(None) => moved = true,
+                    Ok(Some(fate)) => break eroder.settle(&mut d, fate),
+                    Err(Refused) => break feed.pass(d, walk, moved),
                 }
             }
         }
-        // The zone is this turn's alone: its remainder goes on its own cells.
-        eroder.flush_anywhere();
-        eroder.report
-    };
-    Turn { cells, report, passed, stuck }
+    }
+    // The zone is this turn's alone: its remainder goes on its own cells.
+    eroder.flush_anywhere();
+    Turn { report: eroder.report, passed: feed.passed, stuck: feed.stuck }
 }
 
 /// A tile's queue as a lockstep feed: droplets in queue order, in zone
@@ -532,10 +496,9 @@ mod tests {
             .collect();
         for lockstep in [false, true] {
             let rules = Rules { k, base_level: 0.0, lockstep };
-            let cells = (zone.y0..zone.y0 + zone.height)
-                .flat_map(|y| map.cells()[y * 64 + zone.x0..y * 64 + zone.x0 + zone.width].iter().copied())
-                .collect();
-            let out = turn(&rules, cells, zone, &queue, false);
+            let mut cells: Vec<f32> =
+                zone.rows(64).flat_map(|row| map.cells()[row].iter().copied()).collect();
+            let out = turn(&rules, &mut cells, zone, &queue, false);
             assert_eq!(out.stuck.len(), 1, "lockstep {lockstep}");
             assert_eq!(out.stuck[0].droplet, fast);
             assert_eq!(out.stuck[0].age, 0);
