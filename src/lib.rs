@@ -105,6 +105,8 @@ mod random;
 mod report;
 mod snowball;
 mod terrain;
+#[cfg(feature = "parallel")]
+mod tiles;
 mod transfer;
 
 pub use balance::MassBalance;
