@@ -19,6 +19,10 @@ const POOL_TRAP: f64 = 0.9;
 /// guards against a plane that `f64` can no longer move.
 pub(super) const FLOOD_ATTEMPTS: u32 = 64;
 
+/// How far, relative to its depth, a pool cell's stored level (`f32` height
+/// plus `f32` depth) may sit off the level it was set to: 4 `f32` ulps.
+const LEVEL_SLACK: f64 = 1.0 / 4_194_304.0;
+
 /// The 8 neighbours, in the order the fill visits them.
 const NEIGHBOURS: [(isize, isize); 8] =
     [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1)];
@@ -108,6 +112,9 @@ impl World<'_> {
 
         let vf = k.volume_factor;
         let start_level = self.level(start);
+        // The start's stored level may sit off its pool's set level as any
+        // cell's may: compare others with it allowing for both.
+        let start_slack = f64::from(self.pool[start]) * LEVEL_SLACK;
         let mut level = start_level;
         let mut plane = level;
         let mut fails = 0;
@@ -115,7 +122,9 @@ impl World<'_> {
             if p.water <= k.min_volume {
                 return Flood::Placed;
             }
-            let (outlet, depth_sum, at_border) = self.fill(start, plane, level);
+            // Once the water level is a plane this flood has set, it is exact.
+            let level_slack = if level == start_level { start_slack } else { 0.0 };
+            let (outlet, depth_sum, at_border) = self.fill(start, plane, level, level_slack);
             let n = self.scratch.set.len() as f64;
             if let Some((outlet, outlet_level)) = outlet {
                 self.report.drains += 1;
@@ -181,8 +190,15 @@ impl World<'_> {
     /// One flood fill from `start` under `plane` (an explicit stack, 8-way): leaves
     /// the flood set in the scratch and returns the lowest drain (first found on a
     /// tie) with its level, the sum of `plane - level` over the set, and whether
-    /// the set reaches the map border.
-    fn fill(&mut self, start: usize, plane: f64, level: f64) -> (Option<(Outlet, f64)>, f64, bool) {
+    /// the set reaches the map border. `level_slack` is how far the water level
+    /// itself may sit off its pool's set level.
+    fn fill(
+        &mut self,
+        start: usize,
+        plane: f64,
+        level: f64,
+        level_slack: f64,
+    ) -> (Option<(Outlet, f64)>, f64, bool) {
         let (w, h) = (self.width, self.height);
         // A pool at sea level and open to it sends any more water into the sea.
         let sea = self.k.sea_level.filter(|&sea| sea <= level);
@@ -205,8 +221,10 @@ impl World<'_> {
             visits += 1;
             let depth = f64::from(self.pool[i]);
             let s = f64::from(self.heights[i]) + depth;
-            // The stored level of a pool cell may sit a few f32 ulps off its set level.
-            let slack = depth * (1.0 / 4_194_304.0);
+            // The stored level of a pool cell may sit a few f32 ulps off its set
+            // level, and so may the water level's: within both, the cell is in
+            // the pool, neither a wall nor a drain.
+            let slack = depth * LEVEL_SLACK + level_slack;
             if s - slack > plane {
                 continue; // a wall
             }
