@@ -1,7 +1,9 @@
 //! Criterion benches: the Hydrology simulator at 256, 512 and 1024 a side
-//! (throughput in particles), on the built-in terrain with default params.
+//! (throughput in particles), on the built-in terrain with default params; with
+//! the `parallel` feature also its tiled runs (`Parallel::run_hydrology`, tiles
+//! of 64) on pools of 1 and 2 threads.
 //!
-//! `cargo bench --bench hydrology`. The bench example (`--model hydrology`)
+//! `cargo bench --bench hydrology [--features parallel]`. The bench example (`--model hydrology`)
 //! prints the time spent descending and flooding for a full-size run.
 
 use std::hint::black_box;
@@ -23,6 +25,18 @@ fn hydrology(c: &mut Criterion) {
                 BatchSize::LargeInput,
             )
         });
+        #[cfg(feature = "parallel")]
+        for threads in [1, 2] {
+            let parallel = hydraulic_erosion::Parallel::new(Default::default()).unwrap();
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            group.bench_function(format!("tiled/{size}/{threads}"), |b| {
+                b.iter_batched_ref(
+                    || (map.clone(), Hydrology::new(params, size, size).unwrap()),
+                    |(m, h)| black_box(pool.install(|| parallel.run_hydrology(h, m, 1).unwrap())),
+                    BatchSize::LargeInput,
+                )
+            });
+        }
     }
     group.finish();
 }

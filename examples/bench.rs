@@ -1,7 +1,7 @@
 //! Measures one erosion run and prints one line of JSON.
 //!
 //! ```text
-//! cargo run --release --example bench -- --model physical|snowball [--mode sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE]
+//! cargo run --release --example bench -- --model physical|snowball|hydrology [--mode sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE]
 //! ```
 //!
 //! `--model snowball` runs [`Snowball`] with its defaults and `K` snowballs
@@ -29,7 +29,9 @@
 //! `--model hydrology` runs `Hydrology` with its defaults and `--droplets`
 //! particles on the same map and stream, and adds the water books, the flood
 //! counts, the time spent descending and flooding (`descend_seconds`,
-//! `flood_seconds`), the wet cells and the trees to the line.
+//! `flood_seconds`, summed over the threads of a tiled run), the wet cells and
+//! the trees to the line. With `--threads T` it runs `Parallel::run_hydrology`
+//! in tiles of `--tile N` cells (default 64).
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -164,11 +166,19 @@ fn run() -> Result<(), String> {
             let params = HydrologyParams { particles: args.droplets, ..HydrologyParams::default() };
             let mut hydrology =
                 Hydrology::new(params, map.width(), map.height()).map_err(|e| e.to_string())?;
-            let clock = Clock::start();
-            let report = hydrology.run(&mut map, &mut rng).map_err(|e| e.to_string())?;
-            let seconds = clock.stop();
+            let (report, seconds) = if args.threads.is_some() {
+                let seed = args.seed ^ 0xD50F_1E7D;
+                let (report, seconds, fields) =
+                    parallel::run_hydrology(&args, &mut hydrology, &mut map, seed)?;
+                extra = fields;
+                (report, seconds)
+            } else {
+                let clock = Clock::start();
+                let report = hydrology.run(&mut map, &mut rng).map_err(|e| e.to_string())?;
+                (report, clock.stop())
+            };
             let times = hydrology.phase_times();
-            extra = format!(
+            extra += &format!(
                 concat!(
                     ",\"rain\":{:.9},\"pooled\":{:.9},\"evaporated\":{:.9},\"water_outflow\":{:.9},",
                     "\"dropped\":{:.9},\"water_error\":{:e},\"water_balanced\":{},\"floods\":{},",
@@ -244,17 +254,33 @@ type Outcome = (hydraulic_erosion::ErosionReport, (f64, f64), String);
 mod parallel {
     use super::{Args, Clock, Outcome};
     use hydraulic_erosion::{
-        ErosionParams, Heightmap, InnerMode, Layout, Parallel, ParallelParams, Physical, Snowball,
-        SnowballParams,
+        ErosionParams, Heightmap, Hydrology, HydrologyReport, InnerMode, Layout, Parallel, ParallelParams,
+        Physical, Snowball, SnowballParams,
     };
 
-    /// The report, `(seconds, cpu_seconds)` and the run's settings as JSON fields.
-    pub fn run(
+    /// A tiled Hydrology run: the report, `(seconds, cpu_seconds)` and the
+    /// run's settings as JSON fields.
+    pub fn run_hydrology(
         args: &Args,
+        hydrology: &mut Hydrology,
         map: &mut Heightmap,
-        params: ErosionParams,
         seed: u64,
-    ) -> Result<Outcome, String> {
+    ) -> Result<(HydrologyReport, (f64, f64), String), String> {
+        let (parallel, pool) = runner(args)?;
+        let threads = pool.current_num_threads();
+        let (report, times) = pool
+            .install(|| {
+                let clock = Clock::start();
+                parallel.run_hydrology(hydrology, map, seed).map(|r| (r, clock.stop()))
+            })
+            .map_err(|e| e.to_string())?;
+        let fields =
+            format!(",\"threads\":{threads},\"layout\":\"tiles\",\"tile\":{}", parallel.params().tile_size);
+        Ok((report, times, fields))
+    }
+
+    /// The runner `args` ask for, and a pool of `--threads` threads.
+    fn runner(args: &Args) -> Result<(Parallel, rayon::ThreadPool), String> {
         let mode = match args.mode.as_str() {
             "sequential" => InnerMode::Sequential,
             "lockstep" => InnerMode::Lockstep,
@@ -279,6 +305,17 @@ mod parallel {
             .num_threads(args.threads.unwrap_or(1))
             .build()
             .map_err(|e| e.to_string())?;
+        Ok((parallel, pool))
+    }
+
+    /// The report, `(seconds, cpu_seconds)` and the run's settings as JSON fields.
+    pub fn run(
+        args: &Args,
+        map: &mut Heightmap,
+        params: ErosionParams,
+        seed: u64,
+    ) -> Result<Outcome, String> {
+        let (parallel, pool) = runner(args)?;
         let threads = pool.current_num_threads();
         let result = if args.model == "physical" {
             let physical = Physical::new(params).map_err(|e| e.to_string())?;
@@ -315,10 +352,21 @@ mod parallel {
 #[cfg(not(feature = "parallel"))]
 mod parallel {
     use super::{Args, Outcome};
-    use hydraulic_erosion::{ErosionParams, Heightmap};
+    use hydraulic_erosion::{ErosionParams, Heightmap, Hydrology, HydrologyReport};
+
+    const NEEDS: &str = "--threads needs the parallel feature (cargo run --features parallel ...)";
 
     pub fn run(_: &Args, _: &mut Heightmap, _: ErosionParams, _: u64) -> Result<Outcome, String> {
-        Err("--threads needs the parallel feature (cargo run --features parallel ...)".into())
+        Err(NEEDS.into())
+    }
+
+    pub fn run_hydrology(
+        _: &Args,
+        _: &mut Hydrology,
+        _: &mut Heightmap,
+        _: u64,
+    ) -> Result<(HydrologyReport, (f64, f64), String), String> {
+        Err(NEEDS.into())
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release --features png --example hydrology -- [--size N] [--particles K] [--seed S]
-//!     [--sea-level H] [--no-trees] [--plain] [--out-dir DIR]
+//!     [--sea-level H] [--no-trees] [--plain] [--out-dir DIR] [--threads T [--tile N]]
 //! ```
 //!
 //! Defaults: a 256 x 256 value-noise terrain, 200 000 particles, seed 1, pictures
@@ -12,13 +12,18 @@
 //! article's map view: stream map from black to blue, pools dark blue) and
 //! `hydrology_vegetation.png` (root density in green over grey relief). `--plain`
 //! turns off the additions beyond the article (channel grading, pit-safe
-//! transfer).
+//! transfer). `--threads T` (feature `parallel`) runs the particles through
+//! `Parallel::run_hydrology`, in tiles of `--tile N` cells (default 64), on a
+//! pool of `T` threads: the same bits for any `T`, not those of the
+//! single-core run.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use hydraulic_erosion::{Heightmap, Hydrology, HydrologyParams, MassBalance, RgbImage, fbm_terrain};
+use hydraulic_erosion::{
+    Heightmap, Hydrology, HydrologyParams, HydrologyReport, MassBalance, RgbImage, fbm_terrain,
+};
 
 struct Args {
     size: usize,
@@ -28,9 +33,11 @@ struct Args {
     trees: bool,
     plain: bool,
     out_dir: PathBuf,
+    threads: Option<usize>,
+    tile: u32,
 }
 
-const USAGE: &str = "usage: hydrology [--size N] [--particles K] [--seed S] [--sea-level H] [--no-trees] [--plain] [--out-dir DIR]";
+const USAGE: &str = "usage: hydrology [--size N] [--particles K] [--seed S] [--sea-level H] [--no-trees] [--plain] [--out-dir DIR] [--threads T [--tile N]]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -41,6 +48,8 @@ fn parse_args() -> Result<Args, String> {
         trees: true,
         plain: false,
         out_dir: "out".into(),
+        threads: None,
+        tile: 64,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -55,6 +64,8 @@ fn parse_args() -> Result<Args, String> {
             "--no-trees" => args.trees = false,
             "--plain" => args.plain = true,
             "--out-dir" => args.out_dir = value()?.into(),
+            "--threads" => args.threads = Some(value()?.parse().map_err(|e| format!("--threads: {e}"))?),
+            "--tile" => args.tile = value()?.parse().map_err(|e| format!("--tile: {e}"))?,
             "--help" | "-h" => return Err(USAGE.into()),
             other => return Err(format!("unknown option {other}\n{USAGE}")),
         }
@@ -148,6 +159,26 @@ fn vegetation_picture(relief: &[[f32; 3]], vegetation: &Heightmap) -> Vec<[f32; 
         .collect()
 }
 
+/// `--threads`: the tiled run on a pool of `threads` threads.
+#[cfg(feature = "parallel")]
+fn run_tiled(
+    hydrology: &mut Hydrology,
+    map: &mut Heightmap,
+    args: &Args,
+    threads: usize,
+) -> Result<HydrologyReport, String> {
+    use hydraulic_erosion::{Parallel, ParallelParams};
+    let parallel = Parallel::new(ParallelParams { tile_size: args.tile, ..ParallelParams::default() })
+        .map_err(|e| e.to_string())?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| e.to_string())?;
+    pool.install(|| parallel.run_hydrology(hydrology, map, args.seed)).map_err(|e| e.to_string())
+}
+
+#[cfg(not(feature = "parallel"))]
+fn run_tiled(_: &mut Hydrology, _: &mut Heightmap, _: &Args, _: usize) -> Result<HydrologyReport, String> {
+    Err("--threads needs the parallel feature (cargo run --features png,parallel ...)".into())
+}
+
 fn write_png(path: &Path, width: usize, pixels: &[[f32; 3]]) -> Result<(), String> {
     let bytes = pixels.iter().map(|c| c.map(|v| v.clamp(0.0, 255.0) as u8)).collect();
     let image = RgbImage::from_pixels(width, pixels.len() / width, bytes).map_err(|e| e.to_string())?;
@@ -172,7 +203,10 @@ fn run() -> Result<(), String> {
     let mut hydrology = Hydrology::new(params, args.size, args.size).map_err(|e| e.to_string())?;
 
     let start = Instant::now();
-    let report = hydrology.run_seeded(&mut map, args.seed).map_err(|e| e.to_string())?;
+    let report = match args.threads {
+        None => hydrology.run_seeded(&mut map, args.seed).map_err(|e| e.to_string())?,
+        Some(threads) => run_tiled(&mut hydrology, &mut map, &args, threads)?,
+    };
     let seconds = start.elapsed().as_secs_f64();
     let times = hydrology.phase_times();
     let balance = MassBalance::new(&before, &map, report.erosion.outflow);

@@ -49,9 +49,9 @@
 //!   [`encode_r32`], ...), 16-bit PNG with the `png` feature, an explicit
 //!   [`HeightRange`] for 16-bit samples, typed [`IoError`]s; previews
 //!   ([`Hillshade`] with [`Overlays`], [`erosion_map`]) as [`RgbImage`]s.
-//! - `Parallel` (feature `parallel`): [`Physical`] and [`Snowball`] runs on the
-//!   caller's rayon pool, in coloured tiles or fixed batches, with the same bits
-//!   for any thread count.
+//! - `Parallel` (feature `parallel`): [`Physical`], [`Snowball`] and
+//!   [`Hydrology`] runs on the caller's rayon pool, in coloured tiles or fixed
+//!   batches, with the same bits for any thread count.
 //!
 //! # Guarantees
 //!
@@ -102,6 +102,7 @@ mod physical;
 mod preview;
 mod progress;
 mod random;
+mod reach;
 mod report;
 mod snowball;
 mod terrain;

@@ -20,6 +20,7 @@ use std::sync::{Mutex, OnceLock};
 use glam::Vec2;
 
 use crate::grid::clamped_cell;
+use crate::reach::Reach;
 
 /// One tile's zone: the cells it copies, and which of its sides are the map's.
 #[derive(Clone, Copy, Debug)]
@@ -28,8 +29,8 @@ pub(crate) struct Zone {
     pub(crate) y0: usize,
     pub(crate) width: usize,
     pub(crate) height: usize,
-    /// Whether the zone's low / high side along x and along y is the map's edge.
-    pub(crate) edge: [bool; 4],
+    /// Which of its sides are the map's edges.
+    pub(crate) reach: Reach,
 }
 
 impl Zone {
@@ -60,10 +61,7 @@ impl Zone {
     /// edge, the edge cells.
     #[inline(always)]
     pub(crate) fn holds(&self, px: f32, py: f32) -> bool {
-        (self.edge[0] || px >= 1.0)
-            && (self.edge[1] || px < (self.width - 1) as f32)
-            && (self.edge[2] || py >= 1.0)
-            && (self.edge[3] || py < (self.height - 1) as f32)
+        self.reach.holds(self.width, self.height, px, py)
     }
 }
 
@@ -124,7 +122,7 @@ impl Layout {
             y0,
             width: x1 - x0,
             height: y1 - y0,
-            edge: [x0 == 0, x1 == self.width, y0 == 0, y1 == self.height],
+            reach: Reach { edge: [x0 == 0, x1 == self.width, y0 == 0, y1 == self.height] },
         }
     }
 }
@@ -346,11 +344,12 @@ mod tests {
     /// A zone's reach: a cell and its neighbours inside, or across the map's edge.
     #[test]
     fn holds_keeps_reads_inside_the_zone() {
-        let inner = Zone { x0: 10, y0: 10, width: 20, height: 20, edge: [false; 4] };
+        let inner = Zone { x0: 10, y0: 10, width: 20, height: 20, reach: Reach { edge: [false; 4] } };
         assert!(inner.holds(1.0, 18.99));
         assert!(!inner.holds(0.99, 5.0));
         assert!(!inner.holds(5.0, 19.0));
-        let corner = Zone { x0: 0, y0: 0, width: 20, height: 20, edge: [true, false, true, false] };
+        let corner =
+            Zone { x0: 0, y0: 0, width: 20, height: 20, reach: Reach { edge: [true, false, true, false] } };
         assert!(corner.holds(-3.0, -0.5));
         assert!(!corner.holds(-3.0, 19.5));
     }

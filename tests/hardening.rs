@@ -2,7 +2,9 @@
 //!
 //! Random maps from 1 x 1 to 128 x 128 (flat, spiky, huge and tiny finite
 //! heights, cliffs, pits, terrain) with random valid params: no panic, no
-//! non-finite output, sediment (and water) conserved, same seed same bits.
+//! non-finite output, sediment (and water) conserved, same seed same bits
+//! (and, with the `parallel` feature, the same bits on 1 and 2 threads for the
+//! tiled runs).
 //!
 //! Each property runs 10 000 cases by default (about twenty seconds per feature
 //! set, so about a minute over CI's three); `HARDENING_CASES` (or
@@ -19,6 +21,8 @@ use hydraulic_erosion::{
     BlurParams, Control, ErosionParams, Error, Grid, GridError, Heightmap, Hydrology, HydrologyParams,
     MassBalance, Physical, Snowball, SnowballParams, blur,
 };
+#[cfg(feature = "parallel")]
+use hydraulic_erosion::{Parallel, ParallelParams};
 use proptest::prelude::*;
 use rand_xoshiro::Xoshiro256StarStar;
 
@@ -190,6 +194,14 @@ fn arb_hydrology() -> impl Strategy<Value = HydrologyParams> {
         .prop_filter("valid", |p| p.validate().is_ok())
 }
 
+/// A rayon pool of 1 or 2 threads, built once per test binary.
+#[cfg(feature = "parallel")]
+fn pool(threads: usize) -> &'static rayon::ThreadPool {
+    static POOLS: std::sync::OnceLock<[rayon::ThreadPool; 2]> = std::sync::OnceLock::new();
+    let build = |n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+    &POOLS.get_or_init(|| [build(1), build(2)])[threads - 1]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
@@ -240,6 +252,45 @@ proptest! {
         for layer in [h.stream(), h.pool(), h.vegetation()] {
             prop_assert!(common::all_finite(layer));
         }
+    }
+
+    #[cfg(feature = "parallel")]
+    #[test]
+    fn tiled_hydrology_survives(map in arb_map(), p in arb_hydrology(), tile in 8u32..40, seed in any::<u64>()) {
+        let parallel = Parallel::new(ParallelParams { tile_size: tile, ..ParallelParams::default() }).unwrap();
+        let run = |threads| {
+            let mut after = map.clone();
+            let mut h = Hydrology::new(p, map.width(), map.height()).unwrap();
+            let report = pool(threads).install(|| parallel.run_hydrology(&mut h, &mut after, seed)).unwrap();
+            (after, h, report)
+        };
+        let (a, h, report) = run(1);
+        let (b, _, other) = run(2);
+        prop_assert_eq!(common::map_hash(&a), common::map_hash(&b));
+        prop_assert_eq!(report, other);
+        balanced(&map, &a, report.erosion.outflow)?;
+        prop_assert!(report.is_water_balanced(), "{report:?}");
+        prop_assert_eq!(report.erosion.droplets, if map.width() < 3 || map.height() < 3 { 0 } else { u64::from(p.particles) });
+        for layer in [h.stream(), h.pool(), h.vegetation()] {
+            prop_assert!(common::all_finite(layer));
+        }
+    }
+
+    #[cfg(feature = "parallel")]
+    #[test]
+    fn tiled_physical_survives(map in arb_map(), p in arb_physical(), tile in 8u32..40, sweep in 1u32..200, seed in any::<u64>()) {
+        let parallel = Parallel::new(ParallelParams { tile_size: tile, sweep_size: sweep, ..ParallelParams::default() }).unwrap();
+        let physical = Physical::new(p).unwrap();
+        let run = |threads| {
+            let mut after = map.clone();
+            let report = pool(threads).install(|| parallel.run_physical(&physical, &mut after, seed)).unwrap();
+            (after, report)
+        };
+        let (a, report) = run(1);
+        let (b, other) = run(2);
+        prop_assert_eq!(common::map_hash(&a), common::map_hash(&b));
+        prop_assert_eq!(report, other);
+        balanced(&map, &a, report.outflow)?;
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::Replay;
+use common::{Replay, assert_books};
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{
     Control, Error, GridError, Heightmap, Hydrology, HydrologyParams, HydrologyReport, MassBalance,
@@ -38,21 +38,6 @@ fn scene(particles: u32, volume_factor: f32) -> HydrologyParams {
         trees: false,
         ..HydrologyParams::default()
     }
-}
-
-/// Checks every book of a run: sediment against the terrain, water against the
-/// pool layer, and finiteness of every layer.
-fn assert_books(before: &Heightmap, after: &Heightmap, pool_before: f64, h: &Hydrology, r: &HydrologyReport) {
-    let balance = MassBalance::new(before, after, r.erosion.outflow);
-    assert!(balance.is_conserved(), "{balance:?} {r:?}");
-    assert!(r.is_water_balanced(), "water error {} in {r:?}", r.water_error());
-    let pooled = h.pool_volume() - pool_before;
-    assert!((pooled - r.pooled).abs() <= 1e-9 * r.rain.max(1.0), "pool layer {pooled} vs books {}", r.pooled);
-    assert!(common::all_finite(after));
-    for layer in [h.stream(), h.pool(), h.vegetation()] {
-        assert!(common::all_finite(layer));
-    }
-    assert!(h.pool().cells().iter().all(|&d| d >= 0.0));
 }
 
 #[test]

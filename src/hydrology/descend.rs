@@ -18,6 +18,9 @@ pub(super) enum Descent {
     Flood,
     /// The particle is done (it has not been booked yet).
     End(End),
+    /// Its next step would read beyond the cells the world holds (a tile's
+    /// zone): it stands as it stood before that step, which is not taken.
+    Refused,
 }
 
 impl World<'_> {
@@ -34,6 +37,10 @@ impl World<'_> {
     /// life); each step takes one, and running out ends the particle.
     pub(super) fn descend(&mut self, p: &mut Particle, steps_left: &mut u32) -> Descent {
         let k = self.k;
+        if !self.holds(p.position) {
+            // Spilled to a drain at the zone's edge.
+            return Descent::Refused;
+        }
         if self.pool[self.index_of(p.position)] > 0.0 {
             // Rain on a lake, or a spill into a lower pool.
             return Descent::Flood;
@@ -45,12 +52,10 @@ impl World<'_> {
             }
             let here = self.index_of(p.position);
             let (x, y) = (here % self.width, here / self.width);
-            self.track[here] = self.stamp;
             let stream = self.stream[here].clamp(0.0, 1.0);
             let roots = self.vegetation[here].clamp(0.0, 1.0);
             let grid = GridRef::new_unchecked(self.width, self.height, &*self.surface);
             let n = EightFacet::at(&grid, x, y, k.height_scale);
-            self.report.erosion.steps += 1;
             // The particle is never on a pool here, so the surface is the terrain.
             let h_here = self.heights[here];
 
@@ -64,6 +69,14 @@ impl World<'_> {
             let py = p.position.y + vy * k.dt;
             let friction_keep = 1.0 - k.dt_friction * (1.0 - 0.5 * stream);
             let (vx, vy) = (vx * friction_keep, vy * friction_keep);
+            if !self.holds(Vec2::new(px, py)) {
+                // (A non-finite step is refused too; on the whole map it ends
+                // the particle as unstable.)
+                *steps_left += 1;
+                return Descent::Refused;
+            }
+            self.track[here] = self.stamp;
+            self.report.erosion.steps += 1;
             if !(px.is_finite() && py.is_finite() && vx.is_finite() && vy.is_finite()) {
                 return Descent::End(End::Unstable);
             }

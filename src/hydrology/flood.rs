@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 use glam::Vec2;
 
 use super::world::{Particle, World};
+use crate::reach::Reach;
 
 /// Fraction of a flooding particle's load put down where it enters a pool: the
 /// 90 % the original destroys at a drain (lakes trap sediment). The particle keeps
@@ -69,6 +70,21 @@ pub(super) enum Flood {
     Hop,
     /// The lowest drain was the sea beyond the map border; the particle leaves.
     Sea,
+    /// The pool outgrew the cells the world holds (a tile's zone): everything
+    /// the flood did is undone, and the particle stands as it stood.
+    Refused,
+}
+
+/// A fill reached a cell whose neighbours the world does not hold.
+struct OutOfReach;
+
+/// What one flood fill found: the lowest drain (first found on a tie) with
+/// its level, the sum of `plane - level` over the flood set, and whether the
+/// set reaches the map border.
+struct Fill {
+    outlet: Option<(Outlet, f64)>,
+    depth_sum: f64,
+    at_border: bool,
 }
 
 /// Where the lowest drain of a fill is.
@@ -100,6 +116,36 @@ impl World<'_> {
     /// original also raises it after a failed attempt, which makes the pool's own
     /// cells look like drains).
     pub(super) fn flood(&mut self, p: &mut Particle) -> Flood {
+        if self.reach == Reach::WHOLE {
+            return self.flood_within(p);
+        }
+        // In a zone: keep what the flood changes, to undo it if the pool turns
+        // out wider than the zone.
+        let (particle, report, carry) = (*p, self.report, self.carry);
+        self.undo.clear();
+        let flood = self.flood_within(p);
+        if flood == Flood::Refused {
+            while let Some((i, height, depth)) = self.undo.pop() {
+                self.heights[i] = height;
+                self.pool[i] = depth;
+                self.surface[i] = height + depth;
+            }
+            (*p, self.report, self.carry) = (particle, report, carry);
+        }
+        flood
+    }
+
+    /// Notes cell `i` as it is, before a flood in a zone changes it.
+    #[inline]
+    fn remember(&mut self, i: usize) {
+        if self.reach != Reach::WHOLE {
+            self.undo.push((i, self.heights[i], self.pool[i]));
+        }
+    }
+
+    /// [`flood`](Self::flood), which returns [`Flood::Refused`] with its
+    /// changes still in place.
+    fn flood_within(&mut self, p: &mut Particle) -> Flood {
         let k = self.k;
         self.report.floods += 1;
         let start = self.index_of(p.position);
@@ -107,6 +153,7 @@ impl World<'_> {
         if wet {
             let load = p.sediment * POOL_TRAP;
             p.sediment -= load;
+            self.remember(start);
             self.deposit(start, load, &mut p.water);
         }
 
@@ -124,7 +171,10 @@ impl World<'_> {
             }
             // Once the water level is a plane this flood has set, it is exact.
             let level_slack = if level == start_level { start_slack } else { 0.0 };
-            let (outlet, depth_sum, at_border) = self.fill(start, plane, level, level_slack);
+            let Ok(Fill { outlet, depth_sum, at_border }) = self.fill(start, plane, level, level_slack)
+            else {
+                return Flood::Refused;
+            };
             let n = self.scratch.set.len() as f64;
             if let Some((outlet, outlet_level)) = outlet {
                 self.report.drains += 1;
@@ -133,6 +183,7 @@ impl World<'_> {
                     let i = self.scratch.set[s];
                     let depth = ((lowered - f64::from(self.heights[i])) as f32).max(0.0);
                     if depth < self.pool[i] {
+                        self.remember(i);
                         p.water -= self.set_pool(i, depth);
                     }
                 }
@@ -163,6 +214,7 @@ impl World<'_> {
                     let i = self.scratch.set[s];
                     let depth = (plane - f64::from(self.heights[i])) as f32;
                     if depth > self.pool[i] {
+                        self.remember(i);
                         placed += self.set_pool(i, depth);
                     }
                 }
@@ -188,18 +240,12 @@ impl World<'_> {
     }
 
     /// One flood fill from `start` under `plane` (an explicit stack, 8-way): leaves
-    /// the flood set in the scratch and returns the lowest drain (first found on a
-    /// tie) with its level, the sum of `plane - level` over the set, and whether
-    /// the set reaches the map border. `level_slack` is how far the water level
-    /// itself may sit off its pool's set level.
-    fn fill(
-        &mut self,
-        start: usize,
-        plane: f64,
-        level: f64,
-        level_slack: f64,
-    ) -> (Option<(Outlet, f64)>, f64, bool) {
+    /// the flood set in the scratch and returns what it found ([`Fill`]), or
+    /// [`OutOfReach`] if the set reaches a side of a zone that is not the map's. `level_slack` is how far the water
+    /// level itself may sit off its pool's set level.
+    fn fill(&mut self, start: usize, plane: f64, level: f64, level_slack: f64) -> Result<Fill, OutOfReach> {
         let (w, h) = (self.width, self.height);
+        let reach = self.reach;
         // A pool at sea level and open to it sends any more water into the sea.
         let sea = self.k.sea_level.filter(|&sea| sea <= level);
         let scratch = &mut *self.scratch;
@@ -236,6 +282,9 @@ impl World<'_> {
             depth_sum += plane - s;
             let (x, y) = (i % w, i / w);
             if x == 0 || y == 0 || x + 1 == w || y + 1 == h {
+                if !reach.holds_cell(w, h, x, y) {
+                    return Err(OutOfReach);
+                }
                 at_border = true;
                 if let Some(sea) = sea {
                     lower(Outlet::Sea, sea);
@@ -253,6 +302,6 @@ impl World<'_> {
             }
         }
         self.report.flood_cells += visits;
-        (outlet, depth_sum, at_border)
+        Ok(Fill { outlet, depth_sum, at_border })
     }
 }

@@ -7,6 +7,8 @@ mod flood;
 mod params;
 mod report;
 mod streams;
+#[cfg(feature = "parallel")]
+mod tiled;
 mod timing;
 mod trees;
 mod world;
@@ -30,6 +32,7 @@ use crate::error::{Error, GridError};
 use crate::grid::{Grid, Heightmap};
 use crate::progress::{Progress, Silent, Ticker};
 use crate::random::unit_f32;
+use crate::reach::Reach;
 
 /// The hydrology simulator of seed 002: particle erosion coupled to a stream map,
 /// a pool map and a vegetation map, which it owns and keeps between runs.
@@ -70,6 +73,13 @@ use crate::random::unit_f32;
 ///   level (`sea_level`) are parameters.
 /// - The normal and the height a step moves to are read on the water surface, so
 ///   a particle spilled at a drain runs away from its pool, not back into it.
+///
+/// # Threads
+///
+/// With the `parallel` feature, `Parallel::run_hydrology` runs the particles in
+/// coloured tiles on a rayon pool, with the same bits for any thread count
+/// (not those of [`run`](Self::run)); the layers are the same and carry over
+/// between runs of either kind.
 ///
 /// # Reproducibility
 ///
@@ -240,6 +250,14 @@ impl Hydrology {
         Ok(())
     }
 
+    /// Whether `map` can be run on: the simulator's size, and finite.
+    fn check<St: AsRef<[f32]>>(&self, map: &Grid<St>) -> Result<(), GridError> {
+        if map.width() != self.width() || map.height() != self.height() {
+            return Err(GridError::LengthMismatch { expected: self.stream.len(), actual: map.len() });
+        }
+        map.check_finite()
+    }
+
     /// Runs `params.particles` particles over `map`, drawing from `rng`.
     ///
     /// Maps under 3 cells on a side are valid and erode to themselves (nothing
@@ -288,10 +306,7 @@ impl Hydrology {
         R: Rng + ?Sized,
         P: Progress + ?Sized,
     {
-        if map.width() != self.width() || map.height() != self.height() {
-            return Err(GridError::LengthMismatch { expected: self.stream.len(), actual: map.len() });
-        }
-        map.check_finite()?;
+        self.check(map)?;
         let total = u64::from(self.params.particles);
         let mut ticker = Ticker::new(progress, total);
         self.times = PhaseTimes::default();
@@ -300,13 +315,60 @@ impl Hydrology {
             ticker.finish(0);
             return Ok(HydrologyReport::default());
         }
-        let Self { k, stream, pool, vegetation, trees, surface, track, stamp, scratch, times, params } = self;
+        let params = self.params;
         let heights = map.cells_mut();
-        for ((s, &h), &d) in surface.iter_mut().zip(heights.iter()).zip(pool.cells()) {
+        let base_level = heights.iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
+        self.rebuild_surface(heights);
+        let (mut world, trees, times) = self.whole_map(heights, base_level);
+        let (wf, hf) = (width as f32, height as f32);
+        let batch = u64::from(params.batch);
+        let mut in_batch = 0;
+        for done in 0..total {
+            if ticker.should_stop(done) {
+                world.report.erosion.cancelled = true;
+                break;
+            }
+            let start = Vec2::new(unit_f32(rng) * wf, unit_f32(rng) * hf);
+            world.report.rain += 1.0;
+            let mut journey = Journey::new(start, &world.k);
+            let end = cycle(&mut world, &mut journey, times);
+            world.end(&mut journey.particle, end);
+            in_batch += 1;
+            if in_batch == batch {
+                end_batch(&mut world, params.trees, trees, rng);
+                in_batch = 0;
+            }
+        }
+        if in_batch > 0 {
+            end_batch(&mut world, params.trees, trees, rng);
+        }
+        world.flush();
+        let (report, stamp) = (world.report, world.stamp);
+        self.stamp = stamp;
+        ticker.finish(report.erosion.droplets);
+        Ok(report)
+    }
+
+    /// Sets the water surface to terrain plus pool, cell by cell.
+    fn rebuild_surface(&mut self, heights: &[f32]) {
+        for ((s, &h), &d) in self.surface.iter_mut().zip(heights).zip(self.pool.cells()) {
             *s = h + d;
         }
-        let base_level = heights.iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
-        let mut world = World {
+    }
+
+    /// The simulator split for work on the whole map `heights`: a world over
+    /// it and the layers (with empty books, the batch stamp, and the surface as
+    /// last rebuilt), the trees and the phase times. The caller keeps the
+    /// world's stamp.
+    fn whole_map<'a>(
+        &'a mut self,
+        heights: &'a mut [f32],
+        base_level: f32,
+    ) -> (World<'a>, &'a mut Vec<usize>, &'a mut PhaseTimes) {
+        let (width, height) = (self.width(), self.height());
+        let Self { k, stream, pool, vegetation, trees, surface, track, stamp, scratch, times, params: _ } =
+            self;
+        let world = World {
             heights,
             pool: pool.cells_mut(),
             surface,
@@ -321,67 +383,102 @@ impl Hydrology {
             report: HydrologyReport::default(),
             carry: 0.0,
             base_level,
+            reach: Reach::WHOLE,
+            undo: Vec::new(),
         };
-        let (wf, hf) = (width as f32, height as f32);
-        let batch = u64::from(params.batch);
-        let mut in_batch = 0;
-        for done in 0..total {
-            if ticker.should_stop(done) {
-                world.report.erosion.cancelled = true;
-                break;
-            }
-            let start = Vec2::new(unit_f32(rng) * wf, unit_f32(rng) * hf);
-            world.report.rain += 1.0;
-            let mut particle = Particle::new(start);
-            let end = cycle(&mut world, &mut particle, times);
-            world.end(&mut particle, end);
-            in_batch += 1;
-            if in_batch == batch {
-                end_batch(&mut world, params.trees, trees, rng);
-                in_batch = 0;
-            }
-        }
-        if in_batch > 0 {
-            end_batch(&mut world, params.trees, trees, rng);
-        }
-        world.flush();
-        *stamp = world.stamp;
-        ticker.finish(world.report.erosion.droplets);
-        Ok(world.report)
+        (world, trees, times)
     }
 }
 
-/// One particle's life: descend and flood, until it ends, spills `spill` times,
-/// or uses up its `max_steps` steps (a hop off a dry stall takes one step).
-fn cycle(world: &mut World<'_>, p: &mut Particle, times: &mut PhaseTimes) -> End {
-    let mut steps_left = world.k.max_steps;
-    let mut spills = 0;
-    loop {
-        let mark = Mark::now();
-        let descent = world.descend(p, &mut steps_left);
-        times.descend_seconds += mark.seconds();
-        if let Descent::End(end) = descent {
-            return end;
+/// A particle on its way: its state, what is left of its step budget
+/// (`max_steps` for its whole life) and of its spills, and what it does next.
+#[derive(Clone, Copy, Debug)]
+struct Journey {
+    particle: Particle,
+    steps_left: u32,
+    spills: u32,
+    next: Next,
+}
+
+/// What a particle does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Next {
+    Descend,
+    Flood,
+}
+
+/// What one descent or flood did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Act {
+    /// The particle is done (it has not been booked yet).
+    Ended(End),
+    /// It goes on.
+    Went,
+    /// It would read beyond the world's cells (a tile's zone) and stands as it
+    /// stood; see [`Descent::Refused`] and [`Flood::Refused`].
+    Refused,
+}
+
+impl Journey {
+    fn new(start: Vec2, k: &Constants) -> Self {
+        Self { particle: Particle::new(start), steps_left: k.max_steps, spills: 0, next: Next::Descend }
+    }
+
+    /// Its next descent or flood. A particle ends when a descent ends it, when a
+    /// flood places its water, fails or reaches the sea, after `spill` spills,
+    /// or when its `max_steps` steps are used up (a hop off a dry stall takes
+    /// one step).
+    fn act(&mut self, world: &mut World<'_>, times: &mut PhaseTimes) -> Act {
+        let p = &mut self.particle;
+        if self.next == Next::Descend {
+            let mark = Mark::now();
+            let descent = world.descend(p, &mut self.steps_left);
+            times.descend_seconds += mark.seconds();
+            return match descent {
+                Descent::End(end) => Act::Ended(end),
+                Descent::Flood => {
+                    self.next = Next::Flood;
+                    Act::Went
+                }
+                Descent::Refused => Act::Refused,
+            };
         }
         let mark = Mark::now();
         let flood = world.flood(p);
         times.flood_seconds += mark.seconds();
         match flood {
-            Flood::Placed => return End::Pooled,
-            Flood::Failed => return End::FloodFailed,
-            Flood::Sea => return End::LeftMap,
+            Flood::Placed => Act::Ended(End::Pooled),
+            Flood::Failed => Act::Ended(End::FloodFailed),
+            Flood::Sea => Act::Ended(End::LeftMap),
+            Flood::Refused => Act::Refused,
             Flood::Drain => {
-                spills += 1;
-                if spills >= world.k.spill {
-                    return End::SpillLimited;
+                self.spills += 1;
+                if self.spills >= world.k.spill {
+                    return Act::Ended(End::SpillLimited);
                 }
+                self.next = Next::Descend;
+                Act::Went
             }
             Flood::Hop => {
-                if steps_left == 0 {
-                    return End::StepLimit;
+                if self.steps_left == 0 {
+                    return Act::Ended(End::StepLimit);
                 }
-                steps_left -= 1;
+                self.steps_left -= 1;
+                self.next = Next::Descend;
+                Act::Went
             }
+        }
+    }
+}
+
+/// One particle's life on the whole map, where nothing is refused: descend and
+/// flood until it ends.
+fn cycle(world: &mut World<'_>, journey: &mut Journey, times: &mut PhaseTimes) -> End {
+    loop {
+        match journey.act(world, times) {
+            Act::Ended(end) => return end,
+            Act::Went => {}
+            Act::Refused => unreachable!("the whole map holds every read"),
         }
     }
 }

@@ -7,8 +7,11 @@ use glam::Vec2;
 use super::flood::FloodScratch;
 use super::params::HydrologyParams;
 use super::report::HydrologyReport;
+use alloc::vec::Vec;
+
 use crate::carry;
 use crate::grid::clamped_cell;
+use crate::reach::Reach;
 
 /// Per-run constants derived from validated params.
 #[derive(Clone, Copy, Debug)]
@@ -97,6 +100,9 @@ pub(super) enum End {
     FloodFailed,
     /// It flooded and spilled `spill` times.
     SpillLimited,
+    /// The caller stopped the run while it was under way (tiled runs only).
+    #[cfg(feature = "parallel")]
+    Stopped,
 }
 
 /// The maps and books of a run.
@@ -122,9 +128,22 @@ pub(super) struct World<'a> {
     /// The lowest terrain height when the run started: the level beyond the
     /// border that outlets erode down to (the `Physical` border rule).
     pub(super) base_level: f32,
+    /// Which sides of these maps are the map's edges: all of them, or, for a
+    /// tile's turn, those its zone shares with the map. A particle whose next
+    /// read would go beyond the others is refused.
+    pub(super) reach: Reach,
+    /// Cells a flood in a zone has changed, with their terrain and pool as they
+    /// were, so a flood that outgrows the zone can be undone.
+    pub(super) undo: Vec<(usize, f32, f32)>,
 }
 
 impl World<'_> {
+    /// Whether a particle at `position` reads only cells these maps hold.
+    #[inline(always)]
+    pub(super) fn holds(&self, position: Vec2) -> bool {
+        self.reach.holds(self.width, self.height, position.x, position.y)
+    }
+
     /// Index of the cell holding `position`, clamped to the map.
     #[inline]
     pub(super) fn index_of(&self, position: Vec2) -> usize {
@@ -208,6 +227,8 @@ impl World<'_> {
             End::Pooled => report.ended_in_pool += 1,
             End::FloodFailed => report.flood_failed += 1,
             End::SpillLimited => report.spill_limited += 1,
+            #[cfg(feature = "parallel")]
+            End::Stopped => report.erosion.stopped += 1,
         }
         let load = core::mem::take(&mut p.sediment);
         if end == End::LeftMap {

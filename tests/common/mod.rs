@@ -1,7 +1,7 @@
 //! Seeded test utilities shared by the integration tests.
 #![allow(dead_code)]
 
-use hydraulic_erosion::{Grid, Heightmap};
+use hydraulic_erosion::{Grid, Heightmap, Hydrology, HydrologyReport, MassBalance};
 
 /// FNV-1a over the cells' bits (the bench example's and refbench's `map_hash`).
 pub fn map_hash<S: AsRef<[f32]>>(map: &Grid<S>) -> u64 {
@@ -61,4 +61,25 @@ impl hydraulic_erosion::rand_core::TryRng for Replay {
         dst.fill(0);
         Ok(())
     }
+}
+
+/// Checks every book of a run: sediment against the terrain, water against the
+/// pool layer, and finiteness of every layer.
+pub fn assert_books(
+    before: &Heightmap,
+    after: &Heightmap,
+    pool_before: f64,
+    h: &Hydrology,
+    r: &HydrologyReport,
+) {
+    let balance = MassBalance::new(before, after, r.erosion.outflow);
+    assert!(balance.is_conserved(), "{balance:?} {r:?}");
+    assert!(r.is_water_balanced(), "water error {} in {r:?}", r.water_error());
+    let pooled = h.pool_volume() - pool_before;
+    assert!((pooled - r.pooled).abs() <= 1e-9 * r.rain.max(1.0), "pool layer {pooled} vs books {}", r.pooled);
+    assert!(all_finite(after));
+    for layer in [h.stream(), h.pool(), h.vegetation()] {
+        assert!(all_finite(layer));
+    }
+    assert!(h.pool().cells().iter().all(|&d| d >= 0.0));
 }

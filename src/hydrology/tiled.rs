@@ -1,0 +1,351 @@
+//! Hydrology particles in coloured tiles (see [`crate::tiles`]): each turn runs
+//! a tile's particles on a copy of its zone (terrain, pool, stream, vegetation
+//! and visits); a particle goes on until its next step, or its flood, would
+//! read beyond the zone, and then waits, as it stands, for the next turn of the
+//! tile it stands in. Each sweep is one batch of the stream map and the trees,
+//! which take it in on the whole map between sweeps.
+
+use alloc::vec::Vec;
+
+use glam::Vec2;
+use rand_core::SeedableRng;
+use rand_xoshiro::Xoshiro256StarStar;
+
+use super::flood::FloodScratch;
+use super::world::{Constants, End, World};
+use super::{Act, Hydrology, HydrologyReport, Journey, Next, PhaseTimes, end_batch};
+use crate::grid::Grid;
+use crate::progress::{Progress, Ticker};
+use crate::random::unit_f32;
+use crate::tiles::{self, Layout, Traveller, Turn, Zone, Zoned};
+
+impl Traveller for Journey {
+    fn position(&self) -> Vec2 {
+        self.particle.position
+    }
+}
+
+/// The maps turns share, borrowed for a sweep: stream and vegetation change
+/// only between sweeps, so turns copy them in but never back.
+struct Layers<'a> {
+    heights: &'a mut [f32],
+    pool: &'a mut [f32],
+    stream: &'a [f32],
+    vegetation: &'a [f32],
+    track: &'a mut [u32],
+}
+
+/// A zone's copy of the [`Layers`], with its water surface.
+struct ZoneLayers {
+    heights: Vec<f32>,
+    pool: Vec<f32>,
+    surface: Vec<f32>,
+    stream: Vec<f32>,
+    vegetation: Vec<f32>,
+    track: Vec<u32>,
+}
+
+impl Zoned for Layers<'_> {
+    type Copy = ZoneLayers;
+
+    fn copy_in(&self, zone: &Zone, width: usize) -> ZoneLayers {
+        let heights = zone.copy_in(self.heights, width);
+        let pool = zone.copy_in(self.pool, width);
+        // Always `heights + pool` in `f32`, as the whole map's.
+        let surface = heights.iter().zip(&pool).map(|(&h, &d)| h + d).collect();
+        ZoneLayers {
+            heights,
+            pool,
+            surface,
+            stream: zone.copy_in(self.stream, width),
+            vegetation: zone.copy_in(self.vegetation, width),
+            track: zone.copy_in(self.track, width),
+        }
+    }
+
+    fn copy_out(&mut self, zone: &Zone, width: usize, copy: &ZoneLayers) {
+        zone.copy_out(&copy.heights, self.heights, width);
+        zone.copy_out(&copy.pool, self.pool, width);
+        zone.copy_out(&copy.track, self.track, width);
+    }
+}
+
+/// A turn's books.
+#[derive(Default)]
+struct Books {
+    report: HydrologyReport,
+    times: PhaseTimes,
+}
+
+/// What every turn of a sweep shares.
+#[derive(Clone, Copy)]
+struct Rules {
+    k: Constants,
+    /// The whole map's lowest height when the run began.
+    base_level: f32,
+    /// The sweep's batch stamp.
+    stamp: u32,
+}
+
+impl Hydrology {
+    /// Runs `params().particles` particles over `map` tile by tile on the
+    /// current rayon pool (see [`Parallel`](crate::Parallel)): one batch of new
+    /// particles per sweep, drawn from a `Xoshiro256StarStar` seeded with
+    /// `stream(seed, sweep index)`, which then draws the sweep's tree growth.
+    ///
+    /// # Errors
+    /// As [`Hydrology::run`].
+    pub(crate) fn run_tiled<St, P>(
+        &mut self,
+        map: &mut Grid<St>,
+        seed: u64,
+        tile: usize,
+        progress: &mut P,
+        stream: impl Fn(u64, u64) -> u64,
+    ) -> Result<HydrologyReport, crate::GridError>
+    where
+        St: AsRef<[f32]> + AsMut<[f32]>,
+        P: Progress + ?Sized,
+    {
+        self.check(map)?;
+        let mut ticker = Ticker::new(progress, u64::from(self.params.particles));
+        self.times = PhaseTimes::default();
+        let (width, height) = (self.width(), self.height());
+        if width < 3 || height < 3 {
+            ticker.finish(0);
+            return Ok(HydrologyReport::default());
+        }
+        let (params, k) = (self.params, self.k);
+        let heights = map.cells_mut();
+        let base_level = heights.iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
+        let layout = Layout::new(tile, width, height);
+        let mut queues: Vec<Vec<Journey>> = (0..layout.tiles()).map(|_| Vec::new()).collect();
+        let (total, batch) = (u64::from(params.particles), u64::from(params.batch));
+        let (wf, hf) = (width as f32, height as f32);
+        let mut report = HydrologyReport::default();
+        let mut spawned = 0u64;
+        let mut round = 0u64;
+        loop {
+            if ticker.should_stop(report.erosion.droplets) {
+                // Everything under way ends where it stands.
+                let (mut world, _, _) = self.whole_map(heights, base_level);
+                for mut j in queues.iter_mut().flat_map(|q| q.drain(..)) {
+                    world.end(&mut j.particle, End::Stopped);
+                }
+                world.flush();
+                report.merge(&world.report);
+                report.erosion.cancelled = true;
+                break;
+            }
+            if spawned >= total && queues.iter().all(Vec::is_empty) {
+                break;
+            }
+            let mut rng = Xoshiro256StarStar::seed_from_u64(stream(seed, round));
+            round += 1;
+            if spawned < total {
+                let count = batch.min(total - spawned);
+                for _ in 0..count {
+                    let start = Vec2::new(unit_f32(&mut rng) * wf, unit_f32(&mut rng) * hf);
+                    report.rain += 1.0;
+                    queues[layout.tile_of(start)].push(Journey::new(start, &k));
+                }
+                spawned += count;
+            }
+            let rules = Rules { k, base_level, stamp: self.stamp };
+            let turns = tiles::sweep(
+                &layout,
+                &mut self.layers(heights),
+                &mut queues,
+                &|copy: &mut ZoneLayers, zone, queue: &[Journey]| turn(rules, copy, zone, queue),
+            );
+            let times = &mut self.times;
+            let stuck = tiles::settle(&layout, turns, &mut queues, |books| {
+                report.merge(&books.report);
+                times.descend_seconds += books.times.descend_seconds;
+                times.flood_seconds += books.times.flood_seconds;
+            });
+            // The rest of the sweep is on the whole map.
+            self.rebuild_surface(heights);
+            let (mut world, trees, times) = self.whole_map(heights, base_level);
+            // Pools wider than a zone, and jumps longer than half a tile: one
+            // descent or flood each, in turn order.
+            for mut j in stuck {
+                match j.act(&mut world, times) {
+                    Act::Ended(end) => world.end(&mut j.particle, end),
+                    Act::Went => queues[layout.tile_of(j.particle.position)].push(j),
+                    Act::Refused => unreachable!("the whole map holds every read"),
+                }
+            }
+            end_batch(&mut world, params.trees, trees, &mut rng);
+            world.flush();
+            report.merge(&world.report);
+            let stamp = world.stamp;
+            self.stamp = stamp;
+        }
+        ticker.finish(report.erosion.droplets);
+        Ok(report)
+    }
+}
+
+impl Hydrology {
+    /// The layers turns copy their zones from, with the terrain `heights`.
+    fn layers<'a>(&'a mut self, heights: &'a mut [f32]) -> Layers<'a> {
+        Layers {
+            heights,
+            pool: self.pool.cells_mut(),
+            stream: self.stream.cells(),
+            vegetation: self.vegetation.cells(),
+            track: &mut self.track,
+        }
+    }
+}
+
+/// One tile's turn: runs `queue` in order on `layers`, a copy of its zone, and
+/// returns what became of the particles. The zone keeps its own rounding
+/// remainder.
+fn turn(rules: Rules, layers: &mut ZoneLayers, zone: Zone, queue: &[Journey]) -> Turn<Journey, Books> {
+    let origin = Vec2::new(zone.x0 as f32, zone.y0 as f32);
+    let mut scratch = FloodScratch::new(layers.heights.len());
+    let mut world = World {
+        heights: &mut layers.heights,
+        pool: &mut layers.pool,
+        surface: &mut layers.surface,
+        stream: &mut layers.stream,
+        vegetation: &mut layers.vegetation,
+        track: &mut layers.track,
+        stamp: rules.stamp,
+        scratch: &mut scratch,
+        width: zone.width,
+        height: zone.height,
+        k: rules.k,
+        report: HydrologyReport::default(),
+        carry: 0.0,
+        base_level: rules.base_level,
+        reach: zone.reach,
+        undo: Vec::new(),
+    };
+    let mut times = PhaseTimes::default();
+    let (mut passed, mut stuck) = (Vec::new(), Vec::new());
+    for j in queue {
+        // Exact both ways: the origin is a whole number no larger than the
+        // position (or 0).
+        let mut j = *j;
+        j.particle.position -= origin;
+        // Progress is a step taken or a flood done: a descent that only finds
+        // the particle on a pool is none, so a pool wider than the zone always
+        // ends up stuck (and flooded on the whole map), never passed in a loop.
+        let (steps, mut flooded) = (j.steps_left, false);
+        loop {
+            let flooding = j.next == Next::Flood;
+            match j.act(&mut world, &mut times) {
+                Act::Ended(end) => {
+                    world.end(&mut j.particle, end);
+                    break;
+                }
+                Act::Went => flooded |= flooding,
+                Act::Refused => {
+                    j.particle.position += origin;
+                    if flooded || j.steps_left != steps {
+                        passed.push(j)
+                    } else {
+                        stuck.push(j)
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    world.flush();
+    Turn { report: Books { report: world.report, times }, passed, stuck }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hydrology::HydrologyParams;
+
+    /// A 64 x 64 map: a lake 40 cells across (level 0.5 over ground at 0.3)
+    /// in a bowl, and the layers of one tile's zone (tiles of 16, tile 5: its
+    /// zone is cells 8..40 on both axes, all inside the lake's square).
+    fn lake_zone() -> (ZoneLayers, Zone) {
+        let w = 64;
+        let inside = |x: usize, y: usize| (12..52).contains(&x) && (12..52).contains(&y);
+        let mut heights: Vec<f32> =
+            (0..w * w).map(|i| if inside(i % w, i / w) { 0.3 } else { 0.8 }).collect();
+        let mut pool: Vec<f32> = (0..w * w).map(|i| if inside(i % w, i / w) { 0.2 } else { 0.0 }).collect();
+        let stream = alloc::vec![0.0; w * w];
+        let mut track = alloc::vec![0; w * w];
+        let layout = Layout::new(16, w, w);
+        let zone = layout.zone(5);
+        let layers = Layers {
+            heights: &mut heights,
+            pool: &mut pool,
+            stream: &stream,
+            vegetation: &stream,
+            track: &mut track,
+        };
+        (layers.copy_in(&zone, w), zone)
+    }
+
+    fn rules() -> Rules {
+        let k = Constants::new(&HydrologyParams::default());
+        Rules { k, base_level: 0.3, stamp: 1 }
+    }
+
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    /// A particle raining on a lake wider than the zone floods it only on the
+    /// whole map: in the turn, the flood is undone to the last bit and the
+    /// particle comes back unmoved, stuck.
+    #[test]
+    fn a_flood_wider_than_the_zone_is_undone_and_stuck() {
+        let (mut layers, zone) = lake_zone();
+        let (heights, pool) = (bits(&layers.heights), bits(&layers.pool));
+        let mut j = Journey::new(Vec2::new(20.5, 21.5), &rules().k);
+        j.particle.sediment = 0.01; // a flood on a pool puts most of it down first
+        let turn = turn(rules(), &mut layers, zone, &[j]);
+        assert_eq!((turn.passed.len(), turn.stuck.len()), (0, 1));
+        let back = turn.stuck[0];
+        assert_eq!(back.particle.position, j.particle.position);
+        assert_eq!(back.particle.sediment, 0.01);
+        assert_eq!(back.particle.water, 1.0);
+        assert_eq!((back.steps_left, back.spills, back.next), (j.steps_left, 0, Next::Flood));
+        assert_eq!(bits(&layers.heights), heights);
+        assert_eq!(bits(&layers.pool), pool);
+        assert_eq!(turn.report.report, HydrologyReport::default());
+    }
+
+    /// Rain on dry ground inside the zone runs there; a particle that then
+    /// reaches the lake and floods it comes back passed (it moved), not stuck.
+    #[test]
+    fn a_particle_that_moved_is_passed() {
+        let w = 64;
+        let layout = Layout::new(16, w, w);
+        let zone = layout.zone(5);
+        // A slope down towards low x, into a lake at level 0.22 that reaches
+        // beyond the zone's low x side.
+        let mut heights: Vec<f32> = (0..w * w).map(|i| 0.1 + 0.01 * (i % w) as f32).collect();
+        let mut pool: Vec<f32> = heights.iter().map(|&h| (0.22 - h).max(0.0)).collect();
+        let stream = alloc::vec![0.0; w * w];
+        let mut track = alloc::vec![0; w * w];
+        let mut layers = Layers {
+            heights: &mut heights,
+            pool: &mut pool,
+            stream: &stream,
+            vegetation: &stream,
+            track: &mut track,
+        }
+        .copy_in(&zone, w);
+        let j = Journey::new(Vec2::new(30.5, 20.5), &rules().k);
+        let turn = turn(rules(), &mut layers, zone, &[j]);
+        assert_eq!((turn.passed.len(), turn.stuck.len()), (1, 0), "{:?}", turn.report.report);
+        let p = turn.passed[0];
+        assert!(p.steps_left < j.steps_left && p.particle.position.x < 30.5, "{p:?}");
+        // It ran into the lake (cells below 12) and stopped at the flood, which
+        // would have reached past the zone's side (cell 8).
+        assert!((9.0..12.0).contains(&p.particle.position.x) && p.next == Next::Flood, "{p:?}");
+        assert!(turn.report.report.erosion.steps > 0);
+    }
+}

@@ -1,0 +1,275 @@
+//! `Parallel::run_hydrology`: tiled Hydrology runs give the same bits for any
+//! thread count, balance sediment and water, and erode like a sequential run.
+#![cfg(feature = "parallel")]
+
+mod common;
+
+use hydraulic_erosion::{
+    Control, GridError, Heightmap, Hydrology, HydrologyParams, HydrologyReport, Parallel, ParallelParams,
+    fbm_terrain,
+};
+
+use common::{assert_books, map_hash};
+
+/// Runs `f` on a fresh pool of `threads` threads.
+fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f)
+}
+
+fn tiles(tile_size: u32) -> Parallel {
+    Parallel::new(ParallelParams { tile_size, ..ParallelParams::default() }).unwrap()
+}
+
+/// Batches of 100 and a fast stream map, so streams, stalls and trees matter
+/// within a few thousand particles.
+fn params(particles: u32) -> HydrologyParams {
+    HydrologyParams { particles, batch: 100, lrate: 0.1, ..HydrologyParams::default() }
+}
+
+/// Everything a run leaves: the hashes of the map and the three layers, the
+/// trees, and the report.
+type Outcome = ([u64; 4], Vec<(usize, usize)>, HydrologyReport);
+
+/// Runs `p` with `parallel` on a fresh `map()` on 1, 2 and 4 threads; asserts
+/// each run balances and all leave the same bits; returns what they left.
+fn on_1_2_and_4_threads(
+    parallel: &Parallel,
+    p: HydrologyParams,
+    map: impl Fn() -> Heightmap,
+    seed: u64,
+) -> Outcome {
+    let runs: Vec<Outcome> = [1, 2, 4]
+        .into_iter()
+        .map(|threads| {
+            let mut map = map();
+            let before = map.clone();
+            let mut h = Hydrology::new(p, map.width(), map.height()).unwrap();
+            let report = on_threads(threads, || parallel.run_hydrology(&mut h, &mut map, seed).unwrap());
+            assert_books(&before, &map, 0.0, &h, &report);
+            let hashes = [&map, h.pool(), h.stream(), h.vegetation()].map(map_hash);
+            (hashes, h.trees().collect(), report)
+        })
+        .collect();
+    assert!(runs.windows(2).all(|w| w[0] == w[1]), "{:?}: {:?}", parallel.params(), runs);
+    runs.into_iter().next().unwrap()
+}
+
+#[test]
+fn same_bits_on_1_2_and_4_threads() {
+    let (_, trees, report) =
+        on_1_2_and_4_threads(&tiles(16), params(3000), || fbm_terrain(96, 80, 5).unwrap(), 9);
+    eprintln!("{report:?} {} trees", trees.len());
+    assert_eq!(report.erosion.droplets, 3000);
+    assert_eq!(report.rain, 3000.0);
+    assert!(report.floods > 0 && report.drains > 0 && report.pooled > 0.0);
+    assert!(!trees.is_empty());
+}
+
+/// A round basin walled in at the border: a bowl 48 cells across with a flat
+/// floor 8 cells across.
+fn basin() -> Heightmap {
+    let c = 23.5;
+    Heightmap::from_fn(48, 48, |x, y| {
+        if x == 0 || y == 0 || x == 47 || y == 47 {
+            return 2.0;
+        }
+        let r = ((x as f32 - c).powi(2) + (y as f32 - c).powi(2)).sqrt();
+        0.2 + 0.01 * (r - 4.0).max(0.0)
+    })
+    .unwrap()
+}
+
+#[test]
+fn value_stability() {
+    // Pinned: a change here is value-breaking (see tests/value_stability.rs).
+    // CI runs this file with `std` alone and with `std` and `libm` together.
+    let mut map = fbm_terrain(48, 40, 3).unwrap();
+    let mut h = Hydrology::new(params(3_000), 48, 40).unwrap();
+    let report = on_threads(2, || tiles(16).run_hydrology(&mut h, &mut map, 11).unwrap());
+    let hashes = [&map, h.pool(), h.stream(), h.vegetation()].map(|g| format!("{:016x}", map_hash(g)));
+    eprintln!("{hashes:?} {report:?}");
+    assert_eq!(report.erosion.steps, 1_229_006);
+    assert_eq!(hashes, ["d36fe60dd3b5a112", "71798088446dd946", "266208d56dca4c84", "0ef2995a4ccae7f3"]);
+}
+
+#[test]
+fn pools_wider_than_a_zone_flood_on_the_whole_map() {
+    // Particles that stall on all but steep ground and move no sediment (the
+    // scene of tests/hydrology.rs): they hop down into the basin and fill it.
+    let p = HydrologyParams {
+        particles: 1500,
+        volume_factor: 2.0,
+        deposition_rate: 0.0,
+        stall_stream: 0.0,
+        stall_acceleration: 1.0,
+        trees: false,
+        ..HydrologyParams::default()
+    };
+    let (_, _, report) = on_1_2_and_4_threads(&tiles(8), p, basin, 3);
+    // Run again to look at the pool.
+    let mut map = basin();
+    let mut h = Hydrology::new(p, 48, 48).unwrap();
+    let again = tiles(8).run_hydrology(&mut h, &mut map, 3).unwrap();
+    assert_eq!(again, report);
+    // The lake across the middle row is wider than any zone (16 cells): its
+    // floods could only run on the whole map.
+    let wet = (0..48).filter(|&x| h.pool()[(x, 24)] > 0.0).count();
+    assert!(wet > 16, "{wet} wet cells across the middle: {report:?}");
+    // As in a sequential run, every particle ends in the lake.
+    let mut h = Hydrology::new(p, 48, 48).unwrap();
+    let sequential = h.run_seeded(&mut basin(), 3).unwrap();
+    assert_eq!((report.ended_in_pool, sequential.ended_in_pool), (1500, 1500), "{report:?}");
+    assert!((report.pooled - sequential.pooled).abs() < 0.01 * sequential.pooled);
+}
+
+#[test]
+fn small_thin_and_one_tile_maps_give_the_same_bits() {
+    for (w, h, tile) in [(3, 200, 8), (200, 3, 8), (9, 9, 8), (33, 17, 8), (20, 20, 64)] {
+        let (_, _, report) =
+            on_1_2_and_4_threads(&tiles(tile), params(400), || fbm_terrain(w, h, 2).unwrap(), 4);
+        assert_eq!(report.erosion.droplets, 400, "{w}x{h}");
+    }
+}
+
+#[test]
+fn the_seed_and_the_tiles_change_the_result() {
+    let run = |parallel: &Parallel, seed| {
+        let mut map = fbm_terrain(64, 64, 1).unwrap();
+        let mut h = Hydrology::new(params(1000), 64, 64).unwrap();
+        parallel.run_hydrology(&mut h, &mut map, seed).unwrap();
+        map_hash(&map)
+    };
+    let a = run(&tiles(16), 1);
+    assert_eq!(a, run(&tiles(16), 1));
+    assert_ne!(a, run(&tiles(16), 2));
+    assert_ne!(a, run(&tiles(32), 1));
+}
+
+#[test]
+fn erodes_like_the_sequential_run() {
+    // 128 x 128, 20 000 particles: the tiled run's totals against two
+    // sequential runs with different seeds.
+    let base = fbm_terrain(128, 128, 7).unwrap();
+    let p = HydrologyParams { particles: 20_000, ..HydrologyParams::default() };
+    let sequential = |seed| {
+        let mut map = base.clone();
+        Hydrology::new(p, 128, 128).unwrap().run_seeded(&mut map, seed).unwrap()
+    };
+    let mut map = base.clone();
+    let mut h = Hydrology::new(p, 128, 128).unwrap();
+    let tiled = on_threads(2, || tiles(32).run_hydrology(&mut h, &mut map, 1).unwrap());
+    let (a, b) = (sequential(1), sequential(2));
+    eprintln!("tiled {tiled:?}\nseq 1 {a:?}\nseq 2 {b:?}");
+    let near = |x: f64, y: f64, tol: f64| (x - y).abs() <= tol * y.abs();
+    let seq_eroded = (a.erosion.eroded + b.erosion.eroded) / 2.0;
+    let seq_deposited = (a.erosion.deposited + b.erosion.deposited) / 2.0;
+    assert!(near(tiled.erosion.eroded, seq_eroded, 0.1), "eroded");
+    assert!(near(tiled.erosion.deposited, seq_deposited, 0.1), "deposited");
+    let seq_steps = (a.erosion.steps + b.erosion.steps) as f64 / 2.0;
+    assert!(near(tiled.erosion.steps as f64, seq_steps, 0.1), "steps");
+}
+
+#[test]
+fn a_stopped_run_is_balanced_and_marked() {
+    let before = fbm_terrain(64, 64, 3).unwrap();
+    let mut map = before.clone();
+    let mut h = Hydrology::new(params(10_000), 64, 64).unwrap();
+    let mut calls = 0;
+    let mut progress = |done: u64, total: u64| {
+        calls += 1;
+        assert_eq!(total, 10_000);
+        if done >= 2_000 { Control::Stop } else { Control::Continue }
+    };
+    let report =
+        on_threads(2, || tiles(16).run_hydrology_with_progress(&mut h, &mut map, 1, &mut progress).unwrap());
+    assert!(report.erosion.cancelled && calls >= 2);
+    // Stopped between sweeps once 2 000 particles had ended; those under way
+    // put their load down, drop their water, and count as stopped.
+    assert!(report.erosion.droplets >= 2_000 && report.erosion.droplets < 10_000, "{report:?}");
+    assert!(report.erosion.stopped > 0, "{report:?}");
+    assert!(report.rain > report.erosion.droplets as f64 - 1.0);
+    assert_books(&before, &map, 0.0, &h, &report);
+}
+
+#[test]
+fn runs_resume_from_the_layers_they_leave() {
+    // Two runs of 500 on one simulator: the second starts from the first's
+    // pools, streams and trees, and the books of each balance.
+    let mut map = fbm_terrain(64, 64, 8).unwrap();
+    let mut h = Hydrology::new(params(500), 64, 64).unwrap();
+    let parallel = tiles(16);
+    parallel.run_hydrology(&mut h, &mut map, 1).unwrap();
+    let (before, pool_before) = (map.clone(), h.pool_volume());
+    let stream_before = h.stream().clone();
+    let report = parallel.run_hydrology(&mut h, &mut map, 2).unwrap();
+    assert_books(&before, &map, pool_before, &h, &report);
+    assert_ne!(h.stream(), &stream_before);
+}
+
+#[test]
+fn bad_maps_are_typed_errors_and_change_nothing() {
+    let parallel = tiles(16);
+    let mut h = Hydrology::new(params(100), 32, 32).unwrap();
+    let mut wrong = fbm_terrain(32, 31, 1).unwrap();
+    let err = parallel.run_hydrology(&mut h, &mut wrong, 1).unwrap_err();
+    assert!(matches!(err, GridError::LengthMismatch { .. }), "{err:?}");
+    let mut map = fbm_terrain(32, 32, 1).unwrap();
+    map.cells_mut()[37] = f32::INFINITY;
+    let before = map.clone();
+    let err = parallel.run_hydrology(&mut h, &mut map, 1).unwrap_err();
+    assert!(matches!(err, GridError::NonFinite { x: 5, y: 1 }), "{err:?}");
+    assert_eq!(
+        map.cells().iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        before.cells().iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
+    let empty = Heightmap::new(32, 32).unwrap();
+    assert_eq!((h.pool(), h.stream(), h.vegetation(), h.trees().len()), (&empty, &empty, &empty, 0));
+}
+
+#[test]
+fn tiny_maps_erode_to_themselves() {
+    for (w, hh) in [(1, 1), (2, 5), (5, 2)] {
+        let mut map = Heightmap::from_fn(w, hh, |x, y| (x * 3 + y) as f32).unwrap();
+        let before = map.clone();
+        let mut h = Hydrology::new(params(100), w, hh).unwrap();
+        let report = tiles(8).run_hydrology(&mut h, &mut map, 1).unwrap();
+        assert_eq!((map, report), (before, HydrologyReport::default()));
+    }
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: common::proptest_cases(64), ..ProptestConfig::default() })]
+
+        /// Any map and tiling: one and two threads give the same bits, sediment
+        /// and water balance, every particle ends.
+        #[test]
+        fn tiled_runs_agree_and_balance(
+            w in 3usize..60,
+            hh in 3usize..60,
+            tile in 8u32..32,
+            particles in 0u32..300,
+            batch in 1u32..120,
+            volume_factor in prop_oneof![Just(1.0f32), Just(100.0f32)],
+            seed in any::<u64>(),
+        ) {
+            let p = HydrologyParams { particles, batch, volume_factor, ..HydrologyParams::default() };
+            let parallel = tiles(tile);
+            let runs: Vec<Outcome> = [1, 2].into_iter().map(|threads| {
+                let before = fbm_terrain(w, hh, seed).unwrap();
+                let mut map = before.clone();
+                let mut h = Hydrology::new(p, w, hh).unwrap();
+                let report = on_threads(threads, || parallel.run_hydrology(&mut h, &mut map, seed).unwrap());
+                assert_books(&before, &map, 0.0, &h, &report);
+                ([&map, h.pool(), h.stream(), h.vegetation()].map(map_hash), h.trees().collect(), report)
+            }).collect();
+            prop_assert_eq!(&runs[0], &runs[1]);
+            let r = &runs[0].2;
+            prop_assert_eq!(r.erosion.droplets, u64::from(particles));
+            prop_assert_eq!(r.rain, f64::from(particles));
+        }
+    }
+}
