@@ -38,12 +38,12 @@ pub enum Layout {
     /// Coloured tiles (default): droplets run in the tile of the map they stand
     /// in, on the live map, tiles that do not overlap side by side (see
     /// [`Parallel`]). Uses `tile_size`, `sweep_size` and `mode`. [`Hydrology`]
-    /// runs always use tiles.
+    /// runs always use tiles; [`Snowball`] runs use them when their sampler's
+    /// reach is known and at most half a tile, and batches otherwise.
     #[default]
     Tiles,
     /// Fixed batches on a frozen map, their changes added in batch order (see
     /// [`Parallel`]). Uses `batch_size`, `batches_per_round` and `mode`.
-    /// [`Snowball`] runs always use batches.
     Batches,
 }
 
@@ -67,7 +67,7 @@ pub struct ParallelParams {
     /// tile's turn, and hold wider lakes. Used by [`Layout::Tiles`] and every
     /// [`Hydrology`] run.
     pub tile_size: u32,
-    /// Droplets started per sweep (every sweep gives each tile one turn), in
+    /// Droplets (or snowballs) started per sweep (every sweep gives each tile one turn), in
     /// `[1, 2^24]`; default 32 768. Larger sweeps keep the lockstep lanes of each
     /// tile fuller. Used by [`Layout::Tiles`]; a [`Hydrology`] sweep starts one
     /// batch of its own (`HydrologyParams::batch`).
@@ -82,7 +82,7 @@ pub struct ParallelParams {
     /// until a merge that stays stable exists.
     pub batches_per_round: u32,
     /// How [`Physical`] batches move their droplets; default
-    /// [`InnerMode::Lockstep`]. Snowball batches ignore it.
+    /// [`InnerMode::Lockstep`]. Snowball runs ignore it.
     pub mode: InnerMode,
 }
 
@@ -118,7 +118,7 @@ impl ParallelParams {
 /// Droplets that share a map interact, so threads that erode one map at the same
 /// time give a result that depends on their timing. Two layouts avoid that.
 ///
-/// # Tiles ([`Layout::Tiles`], the default for [`Physical`])
+/// # Tiles ([`Layout::Tiles`], the default)
 ///
 /// The map is cut into square tiles of [`tile_size`](ParallelParams::tile_size)
 /// cells, coloured by the parity of their column and row (4 colours). A tile's
@@ -159,7 +159,22 @@ impl ParallelParams {
 /// they wait, and in lockstep keep each tile's 32 lanes fuller; so do larger
 /// sweeps, at the cost of more droplets in flight. Tiles of at least 8 cells.
 ///
-/// # Batches ([`Layout::Batches`], and every [`Snowball`] run)
+/// [`Snowball`] runs use tiles the same way, sweeps of `sweep_size` snowballs,
+/// when their sampler's [`reach`](NormalSampler::reach) is known and at most
+/// half a tile (the built-in samplers: 2, plus the [`Offset`](crate::Offset)
+/// radius rounded up, plus 1; 4 with the defaults): a snowball waits at its
+/// zone's edge when its next normal would read, or its next write behind it
+/// would land, beyond the zone, and a step longer than half a tile is taken
+/// on the whole map at the end of the sweep. Each snowball's sampler is a
+/// fresh clone, spawned (its offset drawn) from the sweep's stream after the
+/// snowball's start. The blur, if any, runs once at the end, as with batches.
+/// A sampler of unknown reach (the trait's default) or a wider one runs in
+/// batches. On the 512 x 512 reference map with 0.4 snowballs per cell the
+/// eroded total came within 0.1% of a sequential run's, and the mean absolute
+/// height difference to it (7.7e-4) is that between two sequential runs with
+/// different seeds (7.8e-4); on a 128 x 128 island, within 1%.
+///
+/// # Batches ([`Layout::Batches`], and [`Snowball`] runs that cannot use tiles)
 ///
 /// The droplets are cut into fixed **batches** of
 /// [`batch_size`](ParallelParams::batch_size), and the batches into **rounds**
@@ -401,8 +416,9 @@ impl Parallel {
     }
 
     /// Erodes `map` with `snowball`'s snowballs (its `params().count`), in
-    /// batches on the current rayon pool; see [`Parallel`]. Batches run without
-    /// the blur; if `params().blur`, the map is blurred once at the end (as
+    /// tiles (when its sampler's reach allows, see [`Parallel`]) or batches on
+    /// the current rayon pool. Tiles and batches run without the blur; if
+    /// `params().blur`, the map is blurred once at the end (as
     /// [`blur`](crate::blur) with its defaults), unless the run was stopped.
     ///
     /// # Errors
@@ -442,13 +458,21 @@ impl Parallel {
         let params = *snowball.params();
         let total = params.count(map.width(), map.height());
         let inner = snowball.sampler().inner();
-        let (mut report, remainder) = self.drive(map, total, seed, progress, |copy, count, rng| {
-            let snowballs = Some(u32::try_from(count).unwrap_or(u32::MAX));
-            let batch_params = SnowballParams { snowballs, blur: false, ..params };
-            let batch = Snowball::with_sampler(batch_params, inner.clone())
-                .expect("a batch's params are the validated params with fewer snowballs");
-            batch.run(copy, rng).expect("the frozen map is finite")
-        });
+        let (mut report, remainder) = match self.snowball_tiling(snowball) {
+            Some(tiling) => {
+                let mut ticker = Ticker::new(progress, total);
+                let done = snowball.run_tiled(map, seed, tiling, &mut ticker, stream_seed);
+                ticker.finish(done.0.droplets);
+                done
+            }
+            None => self.drive(map, total, seed, progress, |copy, count, rng| {
+                let snowballs = Some(u32::try_from(count).unwrap_or(u32::MAX));
+                let batch_params = SnowballParams { snowballs, blur: false, ..params };
+                let batch = Snowball::with_sampler(batch_params, inner.clone())
+                    .expect("a batch's params are the validated params with fewer snowballs");
+                batch.run(copy, rng).expect("the frozen map is finite")
+            }),
+        };
         let (width, height) = (map.width(), map.height());
         let cells = map.cells_mut();
         if params.blur && !report.cancelled && width >= 3 && height >= 3 {
@@ -458,6 +482,15 @@ impl Parallel {
             report.book(old, new);
         }
         Ok(report)
+    }
+
+    /// How a [`Snowball`] run is tiled, `(tile, sweep, reach)`: with
+    /// [`Layout::Tiles`] when its sampler's reach is known and at most half a
+    /// tile; `None` (batches) otherwise.
+    fn snowball_tiling<S: NormalSampler + Clone>(&self, snowball: &Snowball<S>) -> Option<(usize, u64, u32)> {
+        let tile = self.params.tile_size as usize;
+        let reach = snowball.sampler().reach().filter(|&r| r as usize <= tile / 2)?;
+        (self.params.layout == Layout::Tiles).then_some((tile, u64::from(self.params.sweep_size), reach))
     }
 
     /// The rounds: `total` droplets in batches of `batch_size` (the last round's

@@ -18,10 +18,17 @@ impl Reach {
     /// neighbours, or, across the map's edge, the edge cells.
     #[inline(always)]
     pub(crate) fn holds(&self, width: usize, height: usize, px: f32, py: f32) -> bool {
-        (self.edge[0] || px >= 1.0)
-            && (self.edge[1] || px < (width - 1) as f32)
-            && (self.edge[2] || py >= 1.0)
-            && (self.edge[3] || py < (height - 1) as f32)
+        self.holds_within(width, height, px, py, 1.0)
+    }
+
+    /// As [`holds`](Self::holds) for a traveller that reads `r` cells (a whole
+    /// number) around its cell.
+    #[inline(always)]
+    pub(crate) fn holds_within(&self, width: usize, height: usize, px: f32, py: f32, r: f32) -> bool {
+        (self.edge[0] || px >= r)
+            && (self.edge[1] || px < width as f32 - r)
+            && (self.edge[2] || py >= r)
+            && (self.edge[3] || py < height as f32 - r)
     }
 
     /// Whether all neighbours of cell `(x, y)` of the window that lie on the

@@ -56,6 +56,18 @@ impl Zone {
         }
     }
 
+    /// Whether a traveller at `p`, in **map** coordinates, that reads `r`
+    /// cells (a whole number) around its cell reads only inside the zone (as
+    /// [`Reach::holds_within`] in zone coordinates, without converting).
+    pub(crate) fn holds_map(&self, p: Vec2, r: f32) -> bool {
+        let (x0, y0) = (self.x0 as f32, self.y0 as f32);
+        let [low_x, high_x, low_y, high_y] = self.reach.edge;
+        (low_x || p.x >= x0 + r)
+            && (high_x || p.x < x0 + self.width as f32 - r)
+            && (low_y || p.y >= y0 + r)
+            && (high_y || p.y < y0 + self.height as f32 - r)
+    }
+
     /// Whether a traveller at `(px, py)` (zone coordinates) reads only inside
     /// the zone: its cell and that cell's neighbours, or, across the map's
     /// edge, the edge cells.
@@ -104,6 +116,12 @@ impl Layout {
         let mut lower: Vec<usize> = self.around(t).filter(|&n| self.colour(n) < self.colour(t)).collect();
         lower.sort_by_key(|&n| (self.colour(n), n));
         lower
+    }
+
+    /// Whether tiles `a` and `b` touch (a tile touches itself).
+    pub(crate) fn neighbours(&self, a: usize, b: usize) -> bool {
+        let (ax, ay, bx, by) = (a % self.columns, a / self.columns, b % self.columns, b / self.columns);
+        ax.abs_diff(bx) <= 1 && ay.abs_diff(by) <= 1
     }
 
     pub(crate) fn colour(&self, t: usize) -> usize {
@@ -216,9 +234,10 @@ where
 }
 
 /// Settles a sweep in turn order (colour, then tile): hands each turn's report
-/// to `merge`, queues the travellers passed to tiles whose turn had come
-/// already (the others took theirs during the sweep), and returns the stuck
-/// travellers, in order.
+/// to `merge`, queues the travellers passed to tiles that did not take them
+/// during the sweep (those whose turn had come already, and those that are not
+/// neighbours of the passing tile: a traveller that jumps further than its
+/// zone), and returns the stuck travellers, in order.
 pub(crate) fn settle<T: Traveller, R>(
     layout: &Layout,
     turns: Vec<(usize, Turn<T, R>)>,
@@ -230,7 +249,8 @@ pub(crate) fn settle<T: Traveller, R>(
         merge(turn.report);
         for w in turn.passed {
             let to = layout.tile_of(w.position());
-            if layout.colour(to) <= layout.colour(src) {
+            let taken = layout.colour(to) > layout.colour(src) && layout.neighbours(to, src);
+            if !taken {
                 queues[to].push(w);
             }
         }

@@ -4,7 +4,7 @@
 //! heights, cliffs, pits, terrain) with random valid params: no panic, no
 //! non-finite output, sediment (and water) conserved, same seed same bits
 //! (and, with the `parallel` feature, the same bits on 1 and 2 threads for the
-//! tiled runs).
+//! tiled runs of every simulator).
 //!
 //! Each property runs 10 000 cases by default (about twenty seconds per feature
 //! set, so about a minute over CI's three); `HARDENING_CASES` (or
@@ -202,6 +202,20 @@ fn pool(threads: usize) -> &'static rayon::ThreadPool {
     &POOLS.get_or_init(|| [build(1), build(2)])[threads - 1]
 }
 
+/// Runs `run` on a copy of `map` on pools of 1 and 2 threads: the maps and
+/// what `run` returns must agree; returns the eroded map and that.
+#[cfg(feature = "parallel")]
+fn same_on_1_and_2_threads<R: PartialEq + std::fmt::Debug>(
+    map: &Heightmap,
+    run: impl Fn(&rayon::ThreadPool, &mut Heightmap) -> R,
+) -> Result<(Heightmap, R), TestCaseError> {
+    let (mut a, mut b) = (map.clone(), map.clone());
+    let (ra, rb) = (run(pool(1), &mut a), run(pool(2), &mut b));
+    prop_assert_eq!(common::map_hash(&a), common::map_hash(&b));
+    prop_assert_eq!(&ra, &rb);
+    Ok((a, ra))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
@@ -258,22 +272,15 @@ proptest! {
     #[test]
     fn tiled_hydrology_survives(map in arb_map(), p in arb_hydrology(), tile in 8u32..40, seed in any::<u64>()) {
         let parallel = Parallel::new(ParallelParams { tile_size: tile, ..ParallelParams::default() }).unwrap();
-        let run = |threads| {
-            let mut after = map.clone();
+        let (a, (report, finite)) = same_on_1_and_2_threads(&map, |pool, after| {
             let mut h = Hydrology::new(p, map.width(), map.height()).unwrap();
-            let report = pool(threads).install(|| parallel.run_hydrology(&mut h, &mut after, seed)).unwrap();
-            (after, h, report)
-        };
-        let (a, h, report) = run(1);
-        let (b, _, other) = run(2);
-        prop_assert_eq!(common::map_hash(&a), common::map_hash(&b));
-        prop_assert_eq!(report, other);
+            let report = pool.install(|| parallel.run_hydrology(&mut h, after, seed)).unwrap();
+            (report, [h.stream(), h.pool(), h.vegetation()].map(common::all_finite))
+        })?;
         balanced(&map, &a, report.erosion.outflow)?;
         prop_assert!(report.is_water_balanced(), "{report:?}");
         prop_assert_eq!(report.erosion.droplets, if map.width() < 3 || map.height() < 3 { 0 } else { u64::from(p.particles) });
-        for layer in [h.stream(), h.pool(), h.vegetation()] {
-            prop_assert!(common::all_finite(layer));
-        }
+        prop_assert_eq!(finite, [true; 3]);
     }
 
     #[cfg(feature = "parallel")]
@@ -281,16 +288,23 @@ proptest! {
     fn tiled_physical_survives(map in arb_map(), p in arb_physical(), tile in 8u32..40, sweep in 1u32..200, seed in any::<u64>()) {
         let parallel = Parallel::new(ParallelParams { tile_size: tile, sweep_size: sweep, ..ParallelParams::default() }).unwrap();
         let physical = Physical::new(p).unwrap();
-        let run = |threads| {
-            let mut after = map.clone();
-            let report = pool(threads).install(|| parallel.run_physical(&physical, &mut after, seed)).unwrap();
-            (after, report)
-        };
-        let (a, report) = run(1);
-        let (b, other) = run(2);
-        prop_assert_eq!(common::map_hash(&a), common::map_hash(&b));
-        prop_assert_eq!(report, other);
+        let (a, report) = same_on_1_and_2_threads(&map, |pool, after| {
+            pool.install(|| parallel.run_physical(&physical, after, seed)).unwrap()
+        })?;
         balanced(&map, &a, report.outflow)?;
+    }
+
+    #[cfg(feature = "parallel")]
+    #[test]
+    fn tiled_snowball_survives(map in arb_map(), p in arb_snowball(), tile in 8u32..40, sweep in 1u32..200, seed in any::<u64>()) {
+        let parallel = Parallel::new(ParallelParams { tile_size: tile, sweep_size: sweep, ..ParallelParams::default() }).unwrap();
+        let snowball = Snowball::new(p).unwrap();
+        let (a, report) = same_on_1_and_2_threads(&map, |pool, after| {
+            pool.install(|| parallel.run_snowball(&snowball, after, seed)).unwrap()
+        })?;
+        balanced(&map, &a, report.outflow)?;
+        let expected = if map.width() < 3 || map.height() < 3 { 0 } else { p.count(map.width(), map.height()) };
+        prop_assert_eq!(report.droplets, expected);
     }
 
     #[test]

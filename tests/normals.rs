@@ -225,3 +225,65 @@ fn the_run_time_enum_matches_the_concrete_samplers() {
         );
     }
 }
+
+mod reach {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn built_in_samplers_give_their_reach() {
+        // Border cells take their inner neighbour's slope: 2.
+        assert_eq!(EightFacet.reach(), Some(2));
+        assert_eq!(CentralDifference.reach(), Some(2));
+        assert_eq!(BaseSampler::CentralDifference.reach(), Some(2));
+        assert_eq!(Sampler::EightFacet.reach(), Some(2));
+        let offset = |r| Offset::new(BaseSampler::EightFacet, r).unwrap();
+        assert_eq!(offset(0.0).reach(), Some(3));
+        assert_eq!(offset(0.8).reach(), Some(4));
+        assert_eq!(offset(2.0).reach(), Some(5));
+        assert_eq!(Sampler::Offset(offset(2.5)).reach(), Some(6));
+    }
+
+    /// Changing every cell beyond a sampler's reach of a position's cell
+    /// leaves its normal there unchanged, bit for bit.
+    fn reads_within_reach<S: NormalSampler>(sampler: &S, heights: &[f32], noise: &[f32], p: Vec2) {
+        let (w, h) = (24, 20);
+        let grid = Heightmap::from_cells(w, h, heights.to_vec()).unwrap();
+        let before = sampler.normal(&grid.view(), p, 30.0);
+        let r = sampler.reach().unwrap() as isize;
+        // The position's cell, clamped to the grid (as `GridRef::cell_at`).
+        let (cx, cy) = grid.cell_at(p);
+        let (cx, cy) = (cx as isize, cy as isize);
+        let changed = Heightmap::from_fn(w, h, |x, y| {
+            let far = (x as isize - cx).abs() > r || (y as isize - cy).abs() > r;
+            if far { noise[y * w + x] } else { heights[y * w + x] }
+        })
+        .unwrap();
+        let after = sampler.normal(&changed.view(), p, 30.0);
+        assert_eq!(before.to_array().map(f32::to_bits), after.to_array().map(f32::to_bits), "{p}");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: common::proptest_cases(500), ..ProptestConfig::default() })]
+
+        #[test]
+        fn samplers_read_only_within_their_reach(
+            heights in prop::collection::vec(0.0f32..1.0, 24 * 20),
+            noise in prop::collection::vec(0.0f32..1.0, 24 * 20),
+            px in -3.0f32..27.0,
+            py in -3.0f32..23.0,
+            radius in 0.0f32..4.0,
+            ox in -1.0f32..=1.0,
+            oy in -1.0f32..=1.0,
+        ) {
+            let p = Vec2::new(px, py);
+            reads_within_reach(&EightFacet, &heights, &noise, p);
+            reads_within_reach(&CentralDifference, &heights, &noise, p);
+            for base in [BaseSampler::EightFacet, BaseSampler::CentralDifference] {
+                let mut offset = Offset::new(base, radius).unwrap();
+                offset.set_offset(Vec2::new(ox, oy) * radius).unwrap();
+                reads_within_reach(&offset, &heights, &noise, p);
+            }
+        }
+    }
+}

@@ -29,6 +29,12 @@ impl NormalSampler for BaseSampler {
     fn normal_in_cell(&self, grid: &GridRef<'_>, _: Vec2, x: usize, y: usize, height_scale: f32) -> Vec3 {
         self.cell_normal(grid, x, y, height_scale)
     }
+
+    /// 2, as both built-in cell samplers.
+    #[inline]
+    fn reach(&self) -> Option<u32> {
+        Some(2)
+    }
 }
 
 /// Every built-in sampler, chosen at run time (from a config file, say).
@@ -107,6 +113,14 @@ impl NormalSampler for Sampler {
     fn spawn<R: Rng + ?Sized>(&mut self, rng: &mut R) {
         if let Sampler::Offset(o) = self {
             o.spawn(rng);
+        }
+    }
+
+    #[inline]
+    fn reach(&self) -> Option<u32> {
+        match self {
+            Sampler::Offset(o) => o.reach(),
+            _ => Some(2),
         }
     }
 }

@@ -40,6 +40,13 @@ impl NormalSampler for CentralDifference {
         Self::at(grid, x, y, height_scale)
     }
 
+    /// 2: the cell's 8 neighbours, and for a border cell (which takes the
+    /// slope of its inner neighbour) the inner neighbour's.
+    #[inline]
+    fn reach(&self) -> Option<u32> {
+        Some(2)
+    }
+
     #[inline]
     fn normal_in_cell(&self, grid: &GridRef<'_>, _: Vec2, x: usize, y: usize, height_scale: f32) -> Vec3 {
         Self::at(grid, x, y, height_scale)

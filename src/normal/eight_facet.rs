@@ -115,6 +115,14 @@ impl NormalSampler for EightFacet {
         Self::at(grid, x, y, height_scale)
     }
 
+    /// 2: the cell's 8 neighbours, and for a border cell (which falls back to
+    /// central differences, taken at its inner neighbour) the inner
+    /// neighbour's.
+    #[inline]
+    fn reach(&self) -> Option<u32> {
+        Some(2)
+    }
+
     #[inline]
     fn normal_in_cell(&self, grid: &GridRef<'_>, _: Vec2, x: usize, y: usize, height_scale: f32) -> Vec3 {
         Self::at(grid, x, y, height_scale)

@@ -91,4 +91,17 @@ pub trait NormalSampler {
     fn spawn<R: Rng + ?Sized>(&mut self, rng: &mut R) {
         let _ = rng;
     }
+
+    /// How far the sampler reads: every cell that [`normal`](NormalSampler::normal)
+    /// at a position, or [`cell_normal`](NormalSampler::cell_normal) of a cell,
+    /// reads lies within this many cells of that position's cell (clamped to
+    /// the grid, as [`GridRef::cell_at`]) or of that cell, along `x` and along
+    /// `y`. `None`
+    /// (the default) if unknown. Tiled parallel runs need it to know which part
+    /// of the map a droplet's next step reads; the built-in samplers give it,
+    /// and an [`Offset`] adds its radius.
+    #[inline]
+    fn reach(&self) -> Option<u32> {
+        None
+    }
 }

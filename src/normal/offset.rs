@@ -124,6 +124,14 @@ impl<S: NormalSampler> NormalSampler for Offset<S> {
         top + (bottom - top) * ty
     }
 
+    /// The inner sampler's reach, plus the radius rounded up, plus 1 for the
+    /// far corner of the bilinear read (`None` if the inner one's is unknown).
+    #[inline]
+    fn reach(&self) -> Option<u32> {
+        let radius = -math::floor(-self.radius) as u32; // rounded up; at most 1e6
+        self.inner.reach().map(|r| r.saturating_add(radius).saturating_add(1))
+    }
+
     fn spawn<R: Rng + ?Sized>(&mut self, rng: &mut R) {
         // Seed 001: (random * 2 - 1) * radius, x first.
         let ox = (unit_f32(rng) * 2.0 - 1.0) * self.radius;

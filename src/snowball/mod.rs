@@ -1,6 +1,8 @@
 //! The `Snowball` simulator (seed 001): fast, coarse erosion for islands.
 
 mod params;
+#[cfg(feature = "parallel")]
+mod tiled;
 
 pub use params::SnowballParams;
 
@@ -65,6 +67,12 @@ use crate::report::ErosionReport;
 /// previous position, which is on the map.
 ///
 /// Maps under 3 cells on a side are valid and erode to themselves.
+///
+/// # Threads
+///
+/// With the `parallel` feature, `Parallel::run_snowball` rolls the snowballs
+/// in coloured tiles (or fixed batches) on a rayon pool, with the same bits
+/// for any thread count (not those of [`run`](Self::run)).
 ///
 /// # Reproducibility
 ///
@@ -173,13 +181,7 @@ impl<S: NormalSampler + Clone> Snowball<S> {
             return Ok(ErosionReport::default());
         }
         let mut sampler = self.sampler.clone();
-        let mut roller = Roller {
-            cells: map.cells_mut(),
-            width,
-            height,
-            report: ErosionReport::default(),
-            remainder: 0.0,
-        };
+        let mut roller = Roller::new(map.cells_mut(), width, height);
         let (wf, hf) = (width as f32, height as f32);
         for done in 0..total {
             if ticker.should_stop(done) {
@@ -215,6 +217,28 @@ impl<S: NormalSampler + Clone> Snowball<S> {
     }
 }
 
+/// A snowball on its way: where it is, where it was (it writes there), its
+/// velocity, its load (exactly the sum of the height changes it made, in
+/// `f64`) and the steps it has taken.
+#[derive(Clone, Copy, Debug)]
+struct Rolling {
+    position: Vec2,
+    previous: Vec2,
+    velocity: Vec2,
+    load: f64,
+    i: u32,
+}
+
+impl Rolling {
+    fn new(start: Vec2) -> Self {
+        Self { position: start, previous: start, velocity: Vec2::ZERO, load: 0.0, i: 0 }
+    }
+}
+
+/// A step (or a final deposit) whose reads were not allowed: it was not taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Refused;
+
 /// The snowball loop's working state: the map and the run's books.
 struct Roller<'m> {
     cells: &'m mut [f32],
@@ -226,7 +250,12 @@ struct Roller<'m> {
     remainder: f64,
 }
 
-impl Roller<'_> {
+impl<'m> Roller<'m> {
+    /// A roller over `cells` (`width` x `height`), with empty books.
+    fn new(cells: &'m mut [f32], width: usize, height: usize) -> Self {
+        Self { cells, width, height, report: ErosionReport::default(), remainder: 0.0 }
+    }
+
     #[inline]
     fn contains(&self, p: Vec2) -> bool {
         p.x >= 0.0 && p.y >= 0.0 && p.x < self.width as f32 && p.y < self.height as f32
@@ -234,48 +263,77 @@ impl Roller<'_> {
 
     /// Rolls one snowball from `start` (on the map) to its end, and settles it.
     fn roll<S: NormalSampler>(&mut self, k: &SnowballParams, sampler: &Offset<S>, start: Vec2) {
-        let (mut position, mut previous, mut velocity) = (start, start, Vec2::ZERO);
-        // The load is exactly the sum of the height changes it made (f64).
-        let mut load = 0.0_f64;
-        let mut fate = Fate::StepLimit;
-        for i in 0..k.max_iterations {
+        let mut ball = Rolling::new(start);
+        match self.advance(k, sampler, &mut ball, |_, _| true) {
+            Ok(fate) => self.settle(&ball, fate),
+            Err(Refused) => unreachable!("every read is allowed"),
+        }
+    }
+
+    /// Rolls `ball` on until it stops, and returns how (not yet settled); or
+    /// stops it, as it stands, before a step whose reads `allowed(position,
+    /// previous)` refuses, or before its final deposit (`allowed(position,
+    /// position)`) once its steps are used up.
+    ///
+    /// Each step reads the normal at `position` and writes behind the
+    /// snowball, at `previous`; seed 001's loop, split so it can be resumed.
+    fn advance<S: NormalSampler>(
+        &mut self,
+        k: &SnowballParams,
+        sampler: &Offset<S>,
+        ball: &mut Rolling,
+        mut allowed: impl FnMut(Vec2, Vec2) -> bool,
+    ) -> Result<Fate, Refused> {
+        loop {
+            if ball.i >= k.max_iterations {
+                return if allowed(ball.position, ball.position) {
+                    Ok(Fate::StepLimit)
+                } else {
+                    Err(Refused)
+                };
+            }
+            if !allowed(ball.position, ball.previous) {
+                return Err(Refused);
+            }
             let grid = GridRef::new_unchecked(self.width, self.height, &*self.cells);
-            let n = unit(sampler.normal(&grid, position, k.height_scale));
+            let n = unit(sampler.normal(&grid, ball.position, k.height_scale));
             self.report.steps += 1;
             if !(n.x.is_finite() && n.y.is_finite() && n.z.is_finite()) {
-                fate = Fate::Unstable;
-                break;
+                return Ok(Fate::Unstable);
             }
             if n.y == 1.0 {
-                fate = Fate::Flat;
-                break;
+                return Ok(Fate::Flat);
             }
             // Seed 001: deposit and erosion, written behind the snowball.
-            let deposit = load as f32 * k.deposition_rate * n.y;
-            let erosion = k.erosion_rate * (1.0 - n.y) * (i as f32 * k.iteration_scale).min(1.0);
+            let deposit = ball.load as f32 * k.deposition_rate * n.y;
+            let erosion = k.erosion_rate * (1.0 - n.y) * (ball.i as f32 * k.iteration_scale).min(1.0);
             let change = deposit - erosion;
             if change != 0.0 {
-                load -= self.spread(previous, f64::from(change));
+                ball.load -= self.spread(ball.previous, f64::from(change));
             }
-            if !self.contains(position) {
-                break;
+            if !self.contains(ball.position) {
+                return Ok(Fate::LeftMap);
             }
-            velocity =
-                Vec2::new(k.friction * velocity.x + n.x * k.speed, k.friction * velocity.y + n.z * k.speed);
-            previous = position;
-            position += velocity;
+            let v = ball.velocity;
+            ball.velocity = Vec2::new(k.friction * v.x + n.x * k.speed, k.friction * v.y + n.z * k.speed);
+            ball.previous = ball.position;
+            ball.position += ball.velocity;
+            ball.i += 1;
         }
-        if !self.contains(position) {
-            fate = Fate::LeftMap;
-        }
+    }
+
+    /// Books a stopped snowball: off the map its load is outflow, else it goes
+    /// down bilinearly where the snowball stands.
+    fn settle(&mut self, ball: &Rolling, fate: Fate) {
+        let fate = if self.contains(ball.position) { fate } else { Fate::LeftMap };
         self.report.count(fate);
         if fate == Fate::LeftMap {
-            self.report.outflow += load;
-        } else if load != 0.0 {
+            self.report.outflow += ball.load;
+        } else if ball.load != 0.0 {
             // The rounding remainder of earlier deposits goes with this one (never
             // alone: a stray ulp on flat sea would make it not flat).
-            self.remainder += load;
-            self.remainder -= self.spread(position, self.remainder);
+            self.remainder += ball.load;
+            self.remainder -= self.spread(ball.position, self.remainder);
         }
     }
 

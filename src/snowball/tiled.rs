@@ -1,0 +1,170 @@
+//! Snowballs in coloured tiles (see [`crate::tiles`]): a snowball rolls in the
+//! tile that holds it until its next step would read (its normal, through the
+//! sampler's reach) or write (behind it) beyond the tile's zone; it then waits,
+//! as it stands, for the next turn of the tile it stands in.
+
+use alloc::vec::Vec;
+
+use glam::Vec2;
+use rand_core::SeedableRng;
+use rand_xoshiro::Xoshiro256StarStar;
+
+use super::{Refused, Roller, Rolling, Snowball};
+use crate::droplet::Fate;
+use crate::grid::Grid;
+use crate::normal::{NormalSampler, Offset};
+use crate::progress::{Progress, Ticker};
+use crate::random::unit_f32;
+use crate::report::ErosionReport;
+use crate::tiles::{self, Layout, Traveller, Turn, Zone};
+
+/// A snowball between turns, in map coordinates, with its own sampler (its
+/// offset drawn when it spawned).
+#[derive(Clone)]
+struct Waiting<S> {
+    ball: Rolling,
+    sampler: Offset<S>,
+}
+
+impl<S: Clone + Send + Sync> Traveller for Waiting<S> {
+    fn position(&self) -> Vec2 {
+        self.ball.position
+    }
+}
+
+/// A turn's books: its report, and the rounding remainder it could not place.
+#[derive(Default)]
+struct Books {
+    report: ErosionReport,
+    remainder: f64,
+}
+
+impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
+    /// Rolls `params().count` snowballs over `map` tile by tile on the current
+    /// rayon pool (see [`Parallel`](crate::Parallel)): `sweep` new snowballs
+    /// per sweep, each drawing its start and its sampler's offset from a
+    /// `Xoshiro256StarStar` seeded with `stream(seed, sweep index)`, until every
+    /// snowball has stopped. `reach` is the sampler's, at most `tile / 2`.
+    /// Returns the report and the rounding remainder still to place (the caller
+    /// blurs or flushes, as after the batches).
+    pub(crate) fn run_tiled<St, P>(
+        &self,
+        map: &mut Grid<St>,
+        seed: u64,
+        (tile, sweep, reach): (usize, u64, u32),
+        ticker: &mut Ticker<'_, P>,
+        stream: impl Fn(u64, u64) -> u64,
+    ) -> (ErosionReport, f64)
+    where
+        St: AsRef<[f32]> + AsMut<[f32]>,
+        P: Progress + ?Sized,
+    {
+        let (width, height) = (map.width(), map.height());
+        let total = self.params.count(width, height);
+        let (mut report, mut remainder) = (ErosionReport::default(), 0.0);
+        if width < 3 || height < 3 {
+            return (report, remainder);
+        }
+        let layout = Layout::new(tile, width, height);
+        let mut queues: Vec<Vec<Waiting<S>>> = (0..layout.tiles()).map(|_| Vec::new()).collect();
+        let (wf, hf) = (width as f32, height as f32);
+        let mut spawned = 0u64;
+        let mut round = 0u64;
+        loop {
+            if ticker.should_stop(report.droplets) {
+                // Everything in flight puts its load down where it stands.
+                let mut roller = Roller::new(map.cells_mut(), width, height);
+                for w in queues.iter_mut().flat_map(|q| q.drain(..)) {
+                    roller.settle(&w.ball, Fate::Stopped);
+                }
+                report.merge(&roller.report);
+                report.cancelled = true;
+                return (report, remainder + roller.remainder);
+            }
+            if spawned < total {
+                let count = sweep.min(total - spawned);
+                let mut rng = Xoshiro256StarStar::seed_from_u64(stream(seed, round));
+                for _ in 0..count {
+                    let start = Vec2::new(unit_f32(&mut rng) * wf, unit_f32(&mut rng) * hf);
+                    let mut sampler = self.sampler.clone();
+                    sampler.spawn(&mut rng);
+                    queues[layout.tile_of(start)].push(Waiting { ball: Rolling::new(start), sampler });
+                }
+                spawned += count;
+            } else if queues.iter().all(Vec::is_empty) {
+                return (report, remainder);
+            }
+            round += 1;
+            let turns = tiles::sweep(
+                &layout,
+                map.cells_mut(),
+                &mut queues,
+                &|cells: &mut Vec<f32>, zone, queue: &[Waiting<S>]| {
+                    self.turn(reach as f32, cells, zone, queue)
+                },
+            );
+            let stuck = tiles::settle(&layout, turns, &mut queues, |books| {
+                report.merge(&books.report);
+                remainder += books.remainder;
+            });
+            if !stuck.is_empty() {
+                // Jumps longer than half a tile: one step each on the whole
+                // map, in turn order.
+                let mut roller = Roller::new(map.cells_mut(), width, height);
+                for mut w in stuck {
+                    let mut checks = 0;
+                    match roller.advance(&self.params, &w.sampler, &mut w.ball, |_, _| {
+                        checks += 1;
+                        checks == 1
+                    }) {
+                        Ok(fate) => roller.settle(&w.ball, fate),
+                        Err(Refused) => queues[layout.tile_of(w.ball.position)].push(w),
+                    }
+                }
+                report.merge(&roller.report);
+                remainder += roller.remainder;
+            }
+        }
+    }
+
+    /// One tile's turn: rolls `queue` in order on `cells`, a copy of its zone,
+    /// reading `reach` cells around each snowball's cell.
+    fn turn(
+        &self,
+        reach: f32,
+        cells: &mut [f32],
+        zone: Zone,
+        queue: &[Waiting<S>],
+    ) -> Turn<Waiting<S>, Books> {
+        let origin = Vec2::new(zone.x0 as f32, zone.y0 as f32);
+        let (w, h) = (zone.width, zone.height);
+        let holds = |p: Vec2, r: f32| zone.reach.holds_within(w, h, p.x, p.y, r);
+        let mut roller = Roller::new(cells, w, h);
+        let (mut passed, mut stuck) = (Vec::new(), Vec::new());
+        for waiting in queue {
+            // Into zone coordinates only what the zone holds: that way is then
+            // exact (the origin is a whole number no larger than the point).
+            let b = waiting.ball;
+            if !(zone.holds_map(b.position, reach) && zone.holds_map(b.previous, 1.0)) {
+                stuck.push(waiting.clone());
+                continue;
+            }
+            let mut ball = Rolling { position: b.position - origin, previous: b.previous - origin, ..b };
+            match roller
+                .advance(&self.params, &waiting.sampler, &mut ball, |p, q| holds(p, reach) && holds(q, 1.0))
+            {
+                Ok(fate) => roller.settle(&ball, fate),
+                Err(Refused) => {
+                    let ball = Rolling {
+                        position: ball.position + origin,
+                        previous: ball.previous + origin,
+                        ..ball
+                    };
+                    let w = Waiting { ball, sampler: waiting.sampler.clone() };
+                    if ball.i != b.i { passed.push(w) } else { stuck.push(w) }
+                }
+            }
+        }
+        Turn { report: Books { report: roller.report, remainder: roller.remainder }, passed, stuck }
+    }
+}
