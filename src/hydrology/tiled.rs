@@ -227,8 +227,9 @@ fn turn(rules: Rules, layers: &mut ZoneLayers, zone: Zone, queue: &[Journey]) ->
     let mut times = PhaseTimes::default();
     let (mut passed, mut stuck) = (Vec::new(), Vec::new());
     for j in queue {
-        // Exact both ways: the origin is a whole number no larger than the
-        // position (or 0).
+        // Exact on the way in (the origin is a whole number no larger than the
+        // position, or 0); on the way back a moved position rounds like any
+        // step, the same on every thread.
         let mut j = *j;
         j.particle.position -= origin;
         // Progress is a step taken or a flood done: a descent that only finds
