@@ -84,11 +84,29 @@ pub(crate) struct Layout {
     pub(crate) rows: usize,
     pub(crate) width: usize,
     pub(crate) height: usize,
+    /// Each tile's neighbours of lower colours, in colour, then tile order.
+    lower: Vec<Vec<usize>>,
+    /// The tiles in turn order: colour, then tile.
+    order: Vec<usize>,
 }
 
 impl Layout {
     pub(crate) fn new(tile: usize, width: usize, height: usize) -> Self {
-        Self { tile, columns: width.div_ceil(tile), rows: height.div_ceil(tile), width, height }
+        let mut layout = Self {
+            tile,
+            columns: width.div_ceil(tile),
+            rows: height.div_ceil(tile),
+            width,
+            height,
+            lower: Vec::new(),
+            order: Vec::new(),
+        };
+        // Fixed for the run: worked out once, not every sweep.
+        layout.lower = (0..layout.tiles()).map(|t| layout.lower_of(t)).collect();
+        let mut order: Vec<usize> = (0..layout.tiles()).collect();
+        order.sort_by_key(|&t| (layout.colour(t), t));
+        layout.order = order;
+        layout
     }
 
     /// How many tiles there are.
@@ -112,7 +130,7 @@ impl Layout {
 
     /// Tile `t`'s neighbours of lower colours, in colour, then tile order: the
     /// turns that come before its own in a sweep and touch its zone.
-    pub(crate) fn lower(&self, t: usize) -> Vec<usize> {
+    fn lower_of(&self, t: usize) -> Vec<usize> {
         let mut lower: Vec<usize> = self.around(t).filter(|&n| self.colour(n) < self.colour(t)).collect();
         lower.sort_by_key(|&n| (self.colour(n), n));
         lower
@@ -212,13 +230,11 @@ where
     F: Fn(&mut M::Copy, Zone, &[T]) -> Turn<T, R> + Sync,
 {
     let tiles = queues.len();
-    let lower: Vec<Vec<usize>> = (0..tiles).map(|t| layout.lower(t)).collect();
     let waiting: Vec<Mutex<Vec<T>>> = queues.iter_mut().map(|q| Mutex::new(core::mem::take(q))).collect();
     let done: Vec<OnceLock<Turn<T, R>>> = (0..tiles).map(|_| OnceLock::new()).collect();
-    let pending: Vec<AtomicUsize> = lower.iter().map(|l| AtomicUsize::new(l.len())).collect();
+    let pending: Vec<AtomicUsize> = layout.lower.iter().map(|l| AtomicUsize::new(l.len())).collect();
     let map = Mutex::new(map);
-    let sweep =
-        Sweep { layout, lower: &lower, waiting: &waiting, done: &done, pending: &pending, map: &map, turn };
+    let sweep = Sweep { layout, waiting: &waiting, done: &done, pending: &pending, map: &map, turn };
     // The tiles with no lower neighbour, chosen before any turn runs (a turn
     // that ends may bring another tile's count to zero and start it).
     let first: Vec<usize> = (0..tiles).filter(|&t| pending[t].load(Ordering::Acquire) == 0).collect();
@@ -227,10 +243,8 @@ where
             scope.spawn(move |scope| sweep.take_turn(scope, t));
         }
     });
-    let mut order: Vec<usize> = (0..tiles).collect();
-    order.sort_by_key(|&t| (layout.colour(t), t));
     let mut done = done;
-    order.into_iter().map(|t| (t, done[t].take().expect("every tile had its turn"))).collect()
+    layout.order.iter().map(|&t| (t, done[t].take().expect("every tile had its turn"))).collect()
 }
 
 /// Settles a sweep in turn order (colour, then tile): hands each turn's report
@@ -262,8 +276,6 @@ pub(crate) fn settle<T: Traveller, R>(
 /// What the turns of a sweep share.
 struct Sweep<'a, M: Zoned + ?Sized, T, R, F> {
     layout: &'a Layout,
-    /// Each tile's neighbours of lower colours, in colour, then tile order.
-    lower: &'a [Vec<usize>],
     /// Travellers waiting for each tile's turn.
     waiting: &'a [Mutex<Vec<T>>],
     done: &'a [OnceLock<Turn<T, R>>],
@@ -296,7 +308,7 @@ where
     {
         let layout = self.layout;
         let mut queue = core::mem::take(&mut *lock(&self.waiting[t]));
-        for &n in &self.lower[t] {
+        for &n in &layout.lower[t] {
             let passed = &self.done[n].get().expect("a lower neighbour's turn ended").passed;
             queue.extend(passed.iter().filter(|w| layout.tile_of(w.position()) == t).cloned());
         }
