@@ -3,8 +3,8 @@
 use alloc::vec::Vec;
 
 use crate::carry;
-use crate::error::{Error, ParamError, check, check_range};
-use crate::grid::Grid;
+use crate::error::{Error, GridError, ParamError, check, check_range};
+use crate::grid::{Grid, try_filled};
 
 /// Parameters of [`blur`].
 ///
@@ -101,7 +101,14 @@ pub fn blur<S: AsRef<[f32]> + AsMut<[f32]>>(
     params.validate()?;
     map.check_finite()?;
     let (width, height) = (map.width(), map.height());
-    Ok(blur_cells(map.cells_mut(), width, height, params, 0.0))
+    let mut scratch = blur_scratch(map.len())?;
+    Ok(blur_cells(map.cells_mut(), width, height, params, 0.0, &mut scratch))
+}
+
+/// The buffer [`blur_cells`] copies each pass into, allocated fallibly before
+/// anything changes: a map-sized copy may be more than the machine holds.
+pub(crate) fn blur_scratch(cells: usize) -> Result<Vec<f32>, GridError> {
+    try_filled(cells, 0.0)
 }
 
 /// [`blur`] on validated params and finite cells. `remainder` is a sub-ulp
@@ -113,6 +120,7 @@ pub(crate) fn blur_cells(
     height: usize,
     params: &BlurParams,
     mut remainder: f64,
+    old: &mut Vec<f32>,
 ) -> BlurReport {
     let mut report = BlurReport { passes: params.passes, ..BlurReport::default() };
     if params.passes == 0 || params.amount == 0.0 || cells.len() < 2 {
@@ -121,7 +129,6 @@ pub(crate) fn blur_cells(
     }
     let amount = f64::from(params.amount);
     let (edge, corner) = (amount * 0.125, amount * 0.0625);
-    let mut old: Vec<f32> = Vec::with_capacity(cells.len());
     // Rounding to f32 leaves a sub-ulp remainder, carried to the next cell (and
     // from the last cell of a pass to the first of the next).
     for _ in 0..params.passes {

@@ -40,6 +40,27 @@ pub enum GridError {
         /// Row of the first offending cell.
         y: usize,
     },
+    /// Two grids that must have the same size do not (for example a map and the
+    /// layers of the [`Hydrology`](crate::Hydrology) it is run with).
+    #[error("grid is {actual_width}x{actual_height}, but {expected_width}x{expected_height} is needed")]
+    SizeMismatch {
+        /// The width needed, in cells.
+        expected_width: usize,
+        /// The height needed, in cells.
+        expected_height: usize,
+        /// The width given, in cells.
+        actual_width: usize,
+        /// The height given, in cells.
+        actual_height: usize,
+    },
+    /// A buffer of `bytes` bytes could not be allocated: the grid (or a layer or
+    /// working buffer a run needs beside it) is too large for this machine. Nothing
+    /// was changed.
+    #[error("could not allocate {bytes} bytes for a grid or a run's working buffers")]
+    OutOfMemory {
+        /// The size of the allocation that failed, in bytes.
+        bytes: usize,
+    },
     /// A position handed to the simulator lies outside the map or is not finite.
     #[error("position is outside the map: it must be finite and within [0, width) x [0, height)")]
     OutsideMap,

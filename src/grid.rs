@@ -1,7 +1,6 @@
 //! The grid every layer lives on: heights, and later stream, pool and vegetation
 //! maps.
 
-use alloc::vec;
 use alloc::vec::Vec;
 use core::ops::{Index, IndexMut};
 
@@ -64,6 +63,26 @@ fn cell_count(width: usize, height: usize) -> Result<usize, GridError> {
         return Err(GridError::TooLarge { width, height });
     }
     width.checked_mul(height).ok_or(GridError::TooLarge { width, height })
+}
+
+/// A vector of `len` copies of `value`, or [`GridError::OutOfMemory`] where the
+/// allocator refuses (instead of aborting the process): every map-sized buffer
+/// the crate allocates goes through here.
+pub(crate) fn try_filled<T: Clone>(len: usize, value: T) -> Result<Vec<T>, GridError> {
+    let mut cells = Vec::new();
+    let bytes = len.saturating_mul(core::mem::size_of::<T>());
+    cells.try_reserve_exact(len).map_err(|_| GridError::OutOfMemory { bytes })?;
+    cells.resize(len, value);
+    Ok(cells)
+}
+
+/// A copy of `cells`, or [`GridError::OutOfMemory`] (see [`try_filled`]).
+pub(crate) fn try_copy<T: Clone>(cells: &[T]) -> Result<Vec<T>, GridError> {
+    let mut copy = Vec::new();
+    let bytes = core::mem::size_of_val(cells);
+    copy.try_reserve_exact(cells.len()).map_err(|_| GridError::OutOfMemory { bytes })?;
+    copy.extend_from_slice(cells);
+    Ok(copy)
 }
 
 /// The cell of a `width` x `height` grid holding `position`, clamped to the grid.
@@ -172,6 +191,23 @@ impl<S: AsRef<[f32]>> Grid<S> {
         }
     }
 
+    /// Checks that `other` is as wide and as high as this grid.
+    ///
+    /// # Errors
+    /// [`GridError::SizeMismatch`] naming both sizes (this grid's is the one
+    /// expected).
+    pub fn check_same_size<T>(&self, other: &Grid<T>) -> Result<(), GridError> {
+        if (other.width, other.height) == (self.width, self.height) {
+            return Ok(());
+        }
+        Err(GridError::SizeMismatch {
+            expected_width: self.width,
+            expected_height: self.height,
+            actual_width: other.width,
+            actual_height: other.height,
+        })
+    }
+
     /// Sum of all cells, accumulated in `f64` in index order (deterministic).
     pub fn sum(&self) -> f64 {
         self.cells().iter().map(|&h| f64::from(h)).sum()
@@ -229,11 +265,9 @@ impl<S: AsRef<[f32]> + AsMut<[f32]>> Grid<S> {
     /// Copies the cells of `other`, which must have the same size.
     ///
     /// # Errors
-    /// [`GridError::LengthMismatch`] if the sizes differ.
+    /// [`GridError::SizeMismatch`] if the sizes differ.
     pub fn copy_from<T: AsRef<[f32]>>(&mut self, other: &Grid<T>) -> Result<(), GridError> {
-        if other.width != self.width || other.height != self.height {
-            return Err(GridError::LengthMismatch { expected: self.len(), actual: other.len() });
-        }
+        self.check_same_size(other)?;
         self.cells_mut().copy_from_slice(other.cells());
         Ok(())
     }
@@ -243,7 +277,10 @@ impl Heightmap {
     /// A `width` x `height` grid of zeros.
     ///
     /// # Errors
-    /// [`GridError::Empty`] or [`GridError::TooLarge`] for a bad size.
+    /// [`GridError::Empty`] or [`GridError::TooLarge`] for a bad size,
+    /// [`GridError::OutOfMemory`] if the allocator refuses the cells (a valid but
+    /// huge size, such as [`MAX_SIDE`] x [`MAX_SIDE`]: a typed error, never an
+    /// abort).
     pub fn new(width: usize, height: usize) -> Result<Self, GridError> {
         Self::filled(width, height, 0.0)
     }
@@ -257,7 +294,7 @@ impl Heightmap {
         if !value.is_finite() {
             return Err(GridError::NonFinite { x: 0, y: 0 });
         }
-        Ok(Grid { width, height, cells: vec![value; len] })
+        Ok(Grid { width, height, cells: try_filled(len, value)? })
     }
 
     /// A grid whose cell `(x, y)` is `f(x, y)`.
@@ -271,7 +308,8 @@ impl Heightmap {
         mut f: impl FnMut(usize, usize) -> f32,
     ) -> Result<Self, GridError> {
         let len = cell_count(width, height)?;
-        let mut cells = Vec::with_capacity(len);
+        let mut cells = Vec::new();
+        cells.try_reserve_exact(len).map_err(|_| GridError::OutOfMemory { bytes: len.saturating_mul(4) })?;
         for y in 0..height {
             for x in 0..width {
                 cells.push(f(x, y));

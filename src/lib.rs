@@ -88,6 +88,7 @@ mod blur;
 mod carry;
 mod droplet;
 mod error;
+mod exact;
 #[cfg(feature = "noise")]
 mod generate;
 mod grid;

@@ -7,10 +7,10 @@ use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256StarStar;
 use rayon::prelude::*;
 
-use crate::blur::{BlurParams, blur_cells};
+use crate::blur::{BlurParams, blur_cells, blur_scratch};
 use crate::carry;
 use crate::error::{GridError, ParamError, check};
-use crate::grid::{Grid, Heightmap};
+use crate::grid::{Grid, Heightmap, try_copy};
 use crate::hydrology::{Hydrology, HydrologyReport};
 use crate::normal::{EightFacet, NormalSampler};
 use crate::params::ErosionParams;
@@ -346,7 +346,7 @@ impl Parallel {
                 InnerMode::Lockstep => batch.run_lockstep(copy, rng),
             };
             result.expect("the frozen map is finite")
-        });
+        })?;
         if let Some((old, new)) = carry::flush(map.cells_mut(), remainder) {
             report.book(old, new);
         }
@@ -377,7 +377,7 @@ impl Parallel {
     /// ```
     ///
     /// # Errors
-    /// As [`Hydrology::run`]: [`GridError::LengthMismatch`] if `map` is not the
+    /// As [`Hydrology::run`]: [`GridError::SizeMismatch`] if `map` is not the
     /// simulator's size, [`GridError::NonFinite`] for a NaN or infinite cell;
     /// the map and the layers are untouched.
     pub fn run_hydrology<St>(
@@ -457,6 +457,8 @@ impl Parallel {
         map.check_finite()?;
         let params = *snowball.params();
         let total = params.count(map.width(), map.height());
+        // The blur's buffer before the map changes (see `Snowball::run`).
+        let mut scratch = if params.blur { blur_scratch(map.len())? } else { Vec::new() };
         let inner = snowball.sampler().inner();
         let (mut report, remainder) = match self.snowball_tiling(snowball) {
             Some(tiling) => {
@@ -471,13 +473,13 @@ impl Parallel {
                 let batch = Snowball::with_sampler(batch_params, inner.clone())
                     .expect("a batch's params are the validated params with fewer snowballs");
                 batch.run(copy, rng).expect("the frozen map is finite")
-            }),
+            })?,
         };
         let (width, height) = (map.width(), map.height());
         let cells = map.cells_mut();
-        if params.blur && !report.cancelled && width >= 3 && height >= 3 {
+        if params.blur && !report.cancelled && report.droplets > 0 {
             // The blur places the remainder with its own (as `Snowball::run`).
-            blur_cells(cells, width, height, &BlurParams::default(), remainder);
+            blur_cells(cells, width, height, &BlurParams::default(), remainder, &mut scratch);
         } else if let Some((old, new)) = carry::flush(cells, remainder) {
             report.book(old, new);
         }
@@ -505,7 +507,7 @@ impl Parallel {
         seed: u64,
         progress: &mut P,
         batch: B,
-    ) -> (ErosionReport, f64)
+    ) -> Result<(ErosionReport, f64), GridError>
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
         P: Progress + ?Sized,
@@ -516,13 +518,22 @@ impl Parallel {
         let mut remainder = 0.0_f64;
         if map.width() < 3 || map.height() < 3 {
             ticker.finish(0);
-            return (report, remainder);
+            return Ok((report, remainder));
         }
         let size = u64::from(self.params.batch_size);
         let per_round = u64::from(self.params.batches_per_round);
-        let mut frozen = map.to_heightmap();
-        // One working copy per batch of a round, reused from round to round.
-        let mut copies: Vec<Heightmap> = (0..per_round).map(|_| frozen.clone()).collect();
+        // One working copy per batch of a round (no more than the run has
+        // batches), reused from round to round; `batches_per_round` map copies can
+        // be more than the machine holds, so they are allocated fallibly, before
+        // the map changes.
+        let copy = || {
+            Ok::<_, GridError>(Heightmap::new_unchecked(map.width(), map.height(), try_copy(map.cells())?))
+        };
+        let mut frozen = copy()?;
+        let mut copies: Vec<Heightmap> = Vec::new();
+        for _ in 0..per_round.min(total) {
+            copies.push(copy()?);
+        }
         // Batch `first` is the first of the round, counted over the whole run.
         let (mut first, mut done) = (0u64, 0u64);
         while done < total {
@@ -560,7 +571,7 @@ impl Parallel {
             done += (count * batches).min(left);
         }
         ticker.finish(report.droplets);
-        (report, remainder)
+        Ok((report, remainder))
     }
 }
 

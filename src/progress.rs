@@ -36,7 +36,7 @@ pub trait Progress {
     fn update(&mut self, done: u64, total: u64) -> Control;
 }
 
-impl<F: FnMut(u64, u64) -> Control> Progress for F {
+impl<F: FnMut(u64, u64) -> Control + ?Sized> Progress for F {
     fn update(&mut self, done: u64, total: u64) -> Control {
         self(done, total)
     }

@@ -30,8 +30,10 @@ pub(crate) fn height_beyond(
     py: f32,
 ) -> f32 {
     let (w, h) = (width as isize, height as isize);
-    // `as isize` saturates, so far-off points behave like near ones.
-    let (tx, ty) = (math::floor(px) as isize, math::floor(py) as isize);
+    // `as isize` saturates; clamping to one cell beyond the map keeps `e - t` below
+    // in {-1, 0, 1}, so a droplet flung arbitrarily far behaves like a near one
+    // (unclamped, `0 - isize::MIN` wrapped into a negative cell offset).
+    let (tx, ty) = ((math::floor(px) as isize).clamp(-1, w), (math::floor(py) as isize).clamp(-1, h));
     let (ex, ey) = (tx.clamp(0, w - 1), ty.clamp(0, h - 1));
     let inward = |t: isize, e: isize| e + (e - t).signum();
     let (ix, iy) = (inward(tx, ex), inward(ty, ey));
@@ -56,4 +58,19 @@ pub(crate) fn pit_safe(h_new: f32, h_here: f32, h_next: f32, floor: f32, load: f
     } else {
         h_new
     }
+}
+
+/// The overshoot limiter of the plain (not pit-safe) transfer: erosion never cuts
+/// a cell below the cell the droplet moves to.
+///
+/// The capacity is proportional to the drop `h_here - h_next`, so the transfer
+/// means to flatten that slope, never to reverse it; forward Euler with a large
+/// rate (a tiny density's speed, a strong entrainment) overshoots, and the
+/// reversed slope feeds the next step's capacity: heights grew without bound
+/// (to ±2e12 from [0, 0.86]). Clamping at the next cell keeps every erosion
+/// within the heights already there (a maximum principle), at every rate. At
+/// rates that do not overshoot it never binds.
+#[inline]
+pub(crate) fn no_overshoot(h_new: f32, h_here: f32, h_next: f32) -> f32 {
+    if h_new < h_here && h_new < h_next { h_next.min(h_here) } else { h_new }
 }

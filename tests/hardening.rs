@@ -352,7 +352,7 @@ fn bad_input_table() {
     // A map of another size than the Hydrology's layers.
     let mut map = Heightmap::filled(8, 8, 0.5).unwrap();
     let mut h = Hydrology::new(HydrologyParams::default(), 9, 8).unwrap();
-    assert!(matches!(h.run_seeded(&mut map, 1), Err(GridError::LengthMismatch { .. })));
+    assert!(matches!(h.run_seeded(&mut map, 1), Err(GridError::SizeMismatch { .. })));
     // Params: NaN, infinite, negative, zero, absurd; a step limit of zero.
     let physical_rows: [(ErosionParams, &str); 7] = [
         (ErosionParams { dt: f32::NAN, ..Default::default() }, "dt"),

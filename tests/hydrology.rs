@@ -338,7 +338,7 @@ fn layers_can_be_read_and_set_to_resume_a_run() {
 
     // Setters check sizes and values, and change nothing on error.
     let wrong = Heightmap::new(40, 39).unwrap();
-    assert_eq!(resumed.set_stream(&wrong), Err(GridError::LengthMismatch { expected: 1600, actual: 1560 }));
+    assert!(matches!(resumed.set_stream(&wrong), Err(GridError::SizeMismatch { .. })));
     let mut nan = Heightmap::new(40, 40).unwrap();
     nan[(3, 4)] = f32::NAN;
     assert_eq!(resumed.set_pool(&nan), Err(GridError::NonFinite { x: 3, y: 4 }));
@@ -393,7 +393,7 @@ fn bad_maps_are_rejected_untouched_and_tiny_maps_erode_to_themselves() {
         copy.cells().iter().map(|c| c.to_bits()).collect::<Vec<_>>()
     );
     let mut other = fbm_terrain(16, 17, 1).unwrap();
-    assert_eq!(h.run_seeded(&mut other, 1), Err(GridError::LengthMismatch { expected: 256, actual: 272 }));
+    assert!(matches!(h.run_seeded(&mut other, 1), Err(GridError::SizeMismatch { .. })));
     assert!(h.stream().cells().iter().all(|&s| s == 0.0));
 
     for (w, hgt) in [(1, 1), (2, 2), (1, 9), (9, 2)] {

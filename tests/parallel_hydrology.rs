@@ -212,7 +212,7 @@ fn bad_maps_are_typed_errors_and_change_nothing() {
     let mut h = Hydrology::new(params(100), 32, 32).unwrap();
     let mut wrong = fbm_terrain(32, 31, 1).unwrap();
     let err = parallel.run_hydrology(&mut h, &mut wrong, 1).unwrap_err();
-    assert!(matches!(err, GridError::LengthMismatch { .. }), "{err:?}");
+    assert!(matches!(err, GridError::SizeMismatch { .. }), "{err:?}");
     let mut map = fbm_terrain(32, 32, 1).unwrap();
     map.cells_mut()[37] = f32::INFINITY;
     let before = map.clone();

@@ -9,7 +9,7 @@ use super::world::{End, Particle, World};
 use crate::grid::GridRef;
 use crate::math;
 use crate::normal::EightFacet;
-use crate::transfer::{self, pit_safe};
+use crate::transfer::{self, no_overshoot, pit_safe};
 
 /// How a descent ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,7 +105,7 @@ impl World<'_> {
                 let floor = h_next.max(self.lowest_neighbour(x, y));
                 pit_safe(h_here - drop_by, h_here, h_next, floor, p.sediment)
             } else {
-                h_here - drop_by
+                no_overshoot(h_here - drop_by, h_here, h_next)
             };
             if h_new.is_finite() {
                 p.sediment += self.set_height(here, h_new);

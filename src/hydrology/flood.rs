@@ -1,7 +1,6 @@
 //! Flood: seed 002's test-plane algorithm, without recursion and without
 //! map-sized work per flood, so its cost follows the pool's size.
 
-use alloc::vec;
 use alloc::vec::Vec;
 
 use glam::Vec2;
@@ -40,8 +39,8 @@ pub(super) struct FloodScratch {
 }
 
 impl FloodScratch {
-    pub(super) fn new(cells: usize) -> Self {
-        Self { visited: vec![0; cells], epoch: 0, set: Vec::new(), stack: Vec::new() }
+    pub(super) fn new(visited: Vec<u32>) -> Self {
+        Self { visited, epoch: 0, set: Vec::new(), stack: Vec::new() }
     }
 
     /// A fresh epoch; on wrap-around (once in 2^32 fills) the stamps are cleared.

@@ -17,7 +17,6 @@ pub use params::HydrologyParams;
 pub use report::HydrologyReport;
 pub use timing::PhaseTimes;
 
-use alloc::vec;
 use alloc::vec::Vec;
 
 use glam::Vec2;
@@ -29,7 +28,7 @@ use self::flood::{Flood, FloodScratch};
 use self::timing::Mark;
 use self::world::{Constants, End, Particle, World};
 use crate::error::{Error, GridError};
-use crate::grid::{Grid, Heightmap};
+use crate::grid::{Grid, Heightmap, try_filled};
 use crate::progress::{Progress, Silent, Ticker};
 use crate::random::unit_f32;
 use crate::reach::Reach;
@@ -132,17 +131,20 @@ impl Hydrology {
         params.validate()?;
         let stream = Heightmap::new(width, height)?;
         let cells = stream.len();
+        // Every layer through the fallible allocator: a size too large for the
+        // machine is a typed error, not an abort.
+        let layer = || Heightmap::new(width, height);
         Ok(Self {
             params,
             k: Constants::new(&params),
-            pool: stream.clone(),
-            vegetation: stream.clone(),
+            pool: layer()?,
+            vegetation: layer()?,
             stream,
             trees: Vec::new(),
-            surface: vec![0.0; cells],
-            track: vec![0; cells],
+            surface: try_filled(cells, 0.0)?,
+            track: try_filled(cells, 0)?,
             stamp: 1,
-            scratch: FloodScratch::new(cells),
+            scratch: FloodScratch::new(try_filled(cells, 0)?),
             times: PhaseTimes::default(),
         })
     }
@@ -200,7 +202,7 @@ impl Hydrology {
     /// Replaces the stream map (to resume a run).
     ///
     /// # Errors
-    /// [`GridError::LengthMismatch`] if `stream` is not the simulator's size,
+    /// [`GridError::SizeMismatch`] if `stream` is not the simulator's size,
     /// [`GridError::NonFinite`] for a non-finite cell; nothing changes on error.
     pub fn set_stream<S: AsRef<[f32]>>(&mut self, stream: &Grid<S>) -> Result<(), GridError> {
         stream.check_finite()?;
@@ -252,9 +254,7 @@ impl Hydrology {
 
     /// Whether `map` can be run on: the simulator's size, and finite.
     fn check<St: AsRef<[f32]>>(&self, map: &Grid<St>) -> Result<(), GridError> {
-        if map.width() != self.width() || map.height() != self.height() {
-            return Err(GridError::LengthMismatch { expected: self.stream.len(), actual: map.len() });
-        }
+        self.stream.check_same_size(map)?;
         map.check_finite()
     }
 
@@ -264,7 +264,7 @@ impl Hydrology {
     /// runs, the layers are untouched).
     ///
     /// # Errors
-    /// [`GridError::LengthMismatch`] if `map` is not the simulator's size,
+    /// [`GridError::SizeMismatch`] if `map` is not the simulator's size,
     /// [`GridError::NonFinite`] if a cell is NaN or infinite; the map and the
     /// layers are untouched on error.
     pub fn run<St, R>(&mut self, map: &mut Grid<St>, rng: &mut R) -> Result<HydrologyReport, GridError>

@@ -205,7 +205,8 @@ impl Hydrology {
 /// remainder.
 fn turn(rules: Rules, layers: &mut ZoneLayers, zone: Zone, queue: &[Journey]) -> Turn<Journey, Books> {
     let origin = Vec2::new(zone.x0 as f32, zone.y0 as f32);
-    let mut scratch = FloodScratch::new(layers.heights.len());
+    // A zone is at most the map, whose own scratch the simulator already holds.
+    let mut scratch = FloodScratch::new(alloc::vec![0; layers.heights.len()]);
     let mut world = World {
         heights: &mut layers.heights,
         pool: &mut layers.pool,

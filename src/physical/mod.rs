@@ -15,7 +15,7 @@ use crate::params::ErosionParams;
 use crate::progress::{Progress, Silent, Ticker};
 use crate::random::unit_f32;
 use crate::report::ErosionReport;
-use crate::transfer::{self, pit_safe};
+use crate::transfer::{self, no_overshoot, pit_safe};
 
 mod lockstep;
 #[cfg(feature = "parallel")]
@@ -616,7 +616,7 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
             let floor = h_next.max(self.lowest_neighbour(x, y));
             pit_safe(h_new, h_here, h_next, floor, *sediment)
         } else {
-            h_new
+            no_overshoot(h_new, h_here, h_next)
         };
         let here = y * self.width + x;
         let current = self.cells[here];

@@ -15,16 +15,14 @@ use crate::math;
 /// so that the many small changes show beside the few large ones.
 ///
 /// # Errors
-/// [`GridError::LengthMismatch`] if the maps differ in size,
+/// [`GridError::SizeMismatch`] if the maps differ in size,
 /// [`GridError::NonFinite`] if a cell of either is not finite.
 pub fn erosion_map<A: AsRef<[f32]>, B: AsRef<[f32]>>(
     before: &Grid<A>,
     after: &Grid<B>,
     scale: Option<f32>,
 ) -> Result<RgbImage, GridError> {
-    if (before.width(), before.height()) != (after.width(), after.height()) {
-        return Err(GridError::LengthMismatch { expected: before.len(), actual: after.len() });
-    }
+    before.check_same_size(after)?;
     before.check_finite()?;
     after.check_finite()?;
     let changes: Vec<f32> = after.cells().iter().zip(before.cells()).map(|(a, b)| a - b).collect();

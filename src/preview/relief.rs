@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 
 use super::RgbImage;
-use crate::error::{Error, GridError, ParamError, check, check_range};
+use crate::error::{Error, ParamError, check, check_range};
 use crate::grid::{Grid, GridRef};
 use crate::io::HeightRange;
 use crate::math;
@@ -120,15 +120,13 @@ impl Hillshade {
     ///
     /// # Errors
     /// [`Error::Param`] if a field is out of range; [`Error::Grid`] if an overlay's
-    /// size differs from the map's ([`GridError::LengthMismatch`]) or a cell of the
+    /// size differs from the map's ([`GridError::SizeMismatch`]) or a cell of the
     /// map or of an overlay is not finite.
     pub fn render<S: AsRef<[f32]>>(&self, map: &Grid<S>, overlays: Overlays<'_>) -> Result<RgbImage, Error> {
         self.validate()?;
         map.check_finite()?;
         for layer in [&overlays.water, &overlays.streams].into_iter().flatten() {
-            if (layer.width(), layer.height()) != (map.width(), map.height()) {
-                return Err(GridError::LengthMismatch { expected: map.len(), actual: layer.len() }.into());
-            }
+            map.check_same_size(layer)?;
             layer.check_finite()?;
         }
         let range = self.range.unwrap_or_else(|| HeightRange::of(map));

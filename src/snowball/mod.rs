@@ -10,7 +10,7 @@ use glam::Vec2;
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256StarStar;
 
-use crate::blur::{BlurParams, blur_cells};
+use crate::blur::{BlurParams, blur_cells, blur_scratch};
 use crate::carry;
 use crate::droplet::Fate;
 use crate::error::{GridError, ParamError};
@@ -180,6 +180,9 @@ impl<S: NormalSampler + Clone> Snowball<S> {
             ticker.finish(0);
             return Ok(ErosionReport::default());
         }
+        // The blur's buffer before the map changes, so a failed allocation leaves
+        // it untouched.
+        let mut scratch = if self.params.blur { blur_scratch(map.len())? } else { alloc::vec::Vec::new() };
         let mut sampler = self.sampler.clone();
         let mut roller = Roller::new(map.cells_mut(), width, height);
         let (wf, hf) = (width as f32, height as f32);
@@ -193,10 +196,11 @@ impl<S: NormalSampler + Clone> Snowball<S> {
             roller.roll(&self.params, &sampler, start);
         }
         let Roller { cells, mut report, remainder, .. } = roller;
-        if self.params.blur && !report.cancelled {
+        // No snowballs, no change: "0 droplets: map unchanged" holds for the blur too.
+        if self.params.blur && !report.cancelled && report.droplets > 0 {
             // The blur carries the run's rounding remainder with its own, so the
             // two leave a single sub-ulp error.
-            blur_cells(cells, width, height, &BlurParams::default(), remainder);
+            blur_cells(cells, width, height, &BlurParams::default(), remainder, &mut scratch);
         } else if let Some((old, new)) = carry::flush(cells, remainder) {
             report.book(old, new);
         }
