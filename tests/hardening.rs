@@ -18,11 +18,11 @@ mod common;
 
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{
-    BlurParams, Control, ErosionParams, Error, Grid, GridError, Heightmap, Hydrology, HydrologyParams,
-    MassBalance, Physical, Snowball, SnowballParams, blur,
+    BaseSampler, BlurParams, Control, ErosionParams, ErosionReport, Error, Grid, GridError, Heightmap,
+    Hydrology, HydrologyParams, MassBalance, Offset, Physical, Sampler, Snowball, SnowballParams, blur,
 };
 #[cfg(feature = "parallel")]
-use hydraulic_erosion::{Parallel, ParallelParams};
+use hydraulic_erosion::{InnerMode, Layout, Parallel, ParallelParams};
 use proptest::prelude::*;
 use rand_xoshiro::Xoshiro256StarStar;
 
@@ -91,107 +91,170 @@ fn cases() -> u32 {
         .unwrap_or_else(|| common::proptest_cases(10_000))
 }
 
-/// The balance of a run, accepting what `f32` cannot resolve on huge maps: at
-/// heights of 1e30 one ulp is 1e23, far above `1e-9 * sum` of a small map.
-fn balanced(before: &Heightmap, after: &Heightmap, outflow: f64) -> Result<(), TestCaseError> {
-    let balance = MassBalance::new(before, after, outflow);
-    prop_assert!(balance.is_conserved(), "{balance:?}");
+/// The balance of a run against an exact sum of both maps, within the crate's
+/// stated bound (relative to the mass held or moved, or the map's resolution:
+/// at heights of 1e30 one ulp is 1e23), and every cell finite.
+fn balanced(before: &Heightmap, after: &Heightmap, report: &ErosionReport) -> Result<(), TestCaseError> {
+    let balance = MassBalance::of_run(before, after, report);
+    prop_assert!(balance.is_conserved(), "{balance:?} {report:?}");
     prop_assert!(common::all_finite(after));
     Ok(())
 }
 
+/// A value of a documented range `[lo, hi]` (`(lo, hi]` when `open_low`), drawn
+/// so every part of it is reached: both endpoints (the smallest value above an
+/// open end: a subnormal above 0), magnitudes log-uniform across the whole range
+/// (1e-38 to `hi` above 0), and uniform draws.
+fn ranged(lo: f32, hi: f32, open_low: bool) -> BoxedStrategy<f32> {
+    let low_end = if open_low { next_up(lo) } else { lo };
+    let tiny = low_end.max(1e-38);
+    let (log_lo, log_hi) = (f64::from(tiny).log10(), f64::from(hi).log10());
+    let log = (log_lo..=log_hi).prop_map(move |e| (10f64.powf(e) as f32).clamp(low_end, hi));
+    let uniform = (low_end..=hi).boxed();
+    prop_oneof![1 => Just(low_end), 1 => Just(hi), 3 => log, 3 => uniform].boxed()
+}
+
+/// The next `f32` above `v` (finite, non-negative).
+fn next_up(v: f32) -> f32 {
+    if v == 0.0 { f32::from_bits(1) } else { f32::from_bits(v.to_bits() + 1) }
+}
+
+/// A rate of a documented range `[0, 1/dt]`: a fraction of `1/dt` from the whole
+/// of `[0, 1]`, stepped down where `rate * dt` rounds above 1.
+fn rate_for(dt: f32, fraction: f32) -> f32 {
+    let mut rate = fraction / dt;
+    while rate * dt > 1.0 {
+        rate = f32::from_bits(rate.to_bits() - 1);
+    }
+    rate
+}
+
+/// A step limit from the whole of `[1, 1 000 000]`: the endpoints and
+/// log-uniform counts.
+fn step_limit() -> BoxedStrategy<u32> {
+    prop_oneof![1 => Just(1u32), 1 => Just(1_000_000u32), 4 => (0.0f64..=6.0).prop_map(|e| 10f64.powf(e) as u32)]
+        .boxed()
+}
+
+/// Droplets for a case: up to 40, fewer when each may take many steps, so a case
+/// stays within about 200 000 steps.
+fn droplet_budget(droplets: u32, max_steps: u32) -> u32 {
+    droplets.min(200_000 / max_steps)
+}
+
 fn arb_physical() -> impl Strategy<Value = ErosionParams> {
     (
-        0.05f32..=3.0,
-        0.0f32..=1.0,
-        0.0f32..=1.0,
-        0.0f32..=0.5,
-        0.001f32..=0.9,
-        0.0f32..=1e4,
+        ranged(0.0, 10.0, true),
+        ranged(0.0, 1000.0, true),
+        [ranged(0.0, 1.0, false), ranged(0.0, 1.0, false), ranged(0.0, 1.0, false)],
+        ranged(0.0, 1.0, true),
+        ranged(0.0, 1e6, false),
         0u32..=40,
-        1u32..=2_000,
+        step_limit(),
+        any::<bool>(),
     )
-        .prop_flat_map(|(dt, f, kd, ke, min_water, height_scale, droplets, max_steps)| {
-            any::<bool>().prop_map(move |pit_safe| ErosionParams {
-                dt,
-                density: 1.0,
-                friction: f / dt,
-                deposition_rate: kd / dt,
-                evaporation_rate: ke / dt,
-                min_water,
-                height_scale,
-                droplets,
-                max_steps,
-                pit_safe,
-            })
-        })
-        .prop_filter("valid", |p| p.validate().is_ok())
+        .prop_map(
+            |(dt, density, [f, kd, ke], min_water, height_scale, droplets, max_steps, pit_safe)| {
+                ErosionParams {
+                    dt,
+                    density,
+                    friction: rate_for(dt, f),
+                    deposition_rate: rate_for(dt, kd),
+                    evaporation_rate: rate_for(dt, ke),
+                    min_water,
+                    height_scale,
+                    droplets: droplet_budget(droplets, max_steps),
+                    max_steps,
+                    pit_safe,
+                }
+            },
+        )
 }
 
 fn arb_snowball() -> impl Strategy<Value = SnowballParams> {
     (
-        0.0f32..=1.0,
-        0.0f32..=2.0,
-        0.0f32..=1.0,
-        0.01f32..=3.0,
-        0.0f32..=1.0,
-        0.0f32..=3.0,
-        1u32..=200,
-        0.0f32..=1.0,
+        [
+            ranged(0.0, 1000.0, false),
+            ranged(0.0, 1e6, false),
+            ranged(0.0, 1.0, false),
+            ranged(0.0, 1000.0, true),
+        ],
+        [ranged(0.0, 1.0, false), ranged(0.0, 1e6, false), ranged(0.0, 1.0, false), ranged(0.0, 1e6, true)],
+        (prop::option::of(0u32..=60), step_limit(), any::<bool>()),
     )
-        .prop_flat_map(
-            |(erosion_rate, deposition_rate, _, speed, friction, radius, max_iterations, scale)| {
-                (0u32..=60, 0.01f32..=100.0, any::<bool>()).prop_map(move |(count, height_scale, blur)| {
-                    SnowballParams {
-                        drops_per_cell: 0.4,
-                        snowballs: Some(count),
-                        erosion_rate,
-                        deposition_rate: deposition_rate.min(1.0),
-                        speed,
-                        friction,
-                        radius,
-                        max_iterations,
-                        iteration_scale: scale,
-                        height_scale,
-                        blur,
-                    }
-                })
+        .prop_map(
+            |(
+                [drops_per_cell, erosion_rate, deposition_rate, speed],
+                [friction, radius, iteration_scale, height_scale],
+                (snowballs, max_iterations, blur),
+            )| SnowballParams {
+                drops_per_cell,
+                snowballs: snowballs.map(|n| droplet_budget(n, max_iterations)),
+                erosion_rate,
+                deposition_rate,
+                speed,
+                friction,
+                radius,
+                max_iterations,
+                iteration_scale,
+                height_scale,
+                blur,
             },
         )
-        .prop_filter("valid", |p| p.validate().is_ok())
+}
+
+/// Snowball params whose count on a `width` x `height` map stays within the
+/// case's budget (`drops_per_cell` reaches 1000 a cell).
+fn snowball_for(p: SnowballParams, width: usize, height: usize) -> SnowballParams {
+    let budget = u64::from(droplet_budget(40, p.max_iterations));
+    if p.count(width, height) > budget { SnowballParams { snowballs: Some(budget as u32), ..p } } else { p }
 }
 
 fn arb_hydrology() -> impl Strategy<Value = HydrologyParams> {
     (
-        0.1f32..=2.0,
-        0.0f32..=1.0,
-        0.0f32..=1.0,
-        0.0f32..=0.05,
-        0.001f32..=0.5,
-        0.0f32..=100.0,
-        0u32..=30,
-        1u32..=20,
+        [ranged(0.0, 10.0, true), ranged(0.0, 1000.0, true), ranged(0.0, 1.0, true), ranged(0.0, 1e6, false)],
+        [ranged(0.0, 1.0, false), ranged(0.0, 1.0, false), ranged(0.0, 1.0, false)],
+        [ranged(0.0, 1.0, false), ranged(1e-3, 1e9, false), ranged(0.0, 1.0, false), ranged(0.0, 1.0, true)],
+        [ranged(0.0, 1e6, false), ranged(0.0, 1e6, false), ranged(0.0, 1000.0, false)],
+        (0u32..=30, prop_oneof![1u32..=20, Just(u32::MAX)], step_limit()),
+        (prop_oneof![1u32..=10, Just(1000u32)], prop_oneof![1u32..=10, Just(1000u32)]),
+        (any::<bool>(), any::<bool>(), prop::option::of(prop_oneof![-2.0f32..2.0, ranged(0.0, 1e30, false)])),
     )
-        .prop_flat_map(|(dt, friction, kd, ke, min_volume, height_scale, particles, batch)| {
-            (any::<bool>(), any::<bool>(), prop::option::of(-1.0f32..1.0), 1u32..=2_000).prop_map(
-                move |(pit_safe, trees, sea_level, max_steps)| HydrologyParams {
-                    dt,
-                    friction: friction / dt,
-                    deposition_rate: kd / dt,
-                    evaporation_rate: ke / dt,
-                    min_volume,
-                    height_scale,
-                    particles,
-                    batch,
-                    max_steps,
-                    pit_safe,
-                    trees,
-                    sea_level,
-                    ..HydrologyParams::default()
-                },
-            )
-        })
-        .prop_filter("valid", |p| p.validate().is_ok())
+        .prop_map(
+            |(
+                [dt, density, min_volume, height_scale],
+                [f, kd, ke],
+                [lrate, volume_factor, drainage, approach],
+                [stall_stream, stall_acceleration, entrainment],
+                (particles, batch, max_steps),
+                (max_fails, spill),
+                (pit_safe, trees, sea_level),
+            )| HydrologyParams {
+                dt,
+                density,
+                friction: rate_for(dt, f),
+                deposition_rate: rate_for(dt, kd),
+                evaporation_rate: rate_for(dt, ke),
+                min_volume,
+                height_scale,
+                // Each spill can take a whole step budget again.
+                particles: droplet_budget(particles, max_steps.saturating_mul(spill.min(20))),
+                batch,
+                lrate,
+                volume_factor,
+                drainage,
+                approach,
+                max_fails,
+                spill,
+                max_steps,
+                stall_stream,
+                stall_acceleration,
+                entrainment,
+                pit_safe,
+                trees,
+                sea_level,
+            },
+        )
 }
 
 /// A rayon pool of 1 or 2 threads, built once per test binary.
@@ -216,17 +279,54 @@ fn same_on_1_and_2_threads<R: PartialEq + std::fmt::Debug>(
     Ok((a, ra))
 }
 
+/// A built-in sampler, any of them (Offset with any radius of its range).
+fn arb_sampler() -> impl Strategy<Value = Sampler> {
+    prop_oneof![
+        Just(Sampler::EightFacet),
+        Just(Sampler::CentralDifference),
+        (ranged(0.0, 1e6, false), any::<bool>()).prop_map(|(radius, facet)| {
+            let base = if facet { BaseSampler::EightFacet } else { BaseSampler::CentralDifference };
+            Sampler::Offset(Offset::new(base, radius).unwrap())
+        }),
+    ]
+}
+
+/// Parallel params over their whole ranges: both layouts, both inner modes,
+/// tiles from 8 cells to larger than any map.
+#[cfg(feature = "parallel")]
+fn arb_parallel() -> impl Strategy<Value = Parallel> {
+    (
+        prop_oneof![Just(Layout::Tiles), Just(Layout::Batches)],
+        prop_oneof![Just(InnerMode::Sequential), Just(InnerMode::Lockstep)],
+        prop_oneof![4 => 8u32..40, 1 => Just(1u32 << 24)],
+        prop_oneof![4 => 1u32..200, 1 => Just(1u32 << 24)],
+        prop_oneof![4 => 1u32..64, 1 => Just(1u32 << 24)],
+        1u32..=2,
+    )
+        .prop_map(|(layout, mode, tile_size, sweep_size, batch_size, batches_per_round)| {
+            Parallel::new(ParallelParams {
+                layout,
+                mode,
+                tile_size,
+                sweep_size,
+                batch_size,
+                batches_per_round,
+            })
+            .unwrap()
+        })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
-    fn physical_sequential_survives(map in arb_map(), p in arb_physical(), seed in any::<u64>()) {
-        let physical = Physical::new(p).unwrap();
+    fn physical_sequential_survives(map in arb_map(), p in arb_physical(), sampler in arb_sampler(), seed in any::<u64>()) {
+        let physical = Physical::with_sampler(p, sampler).unwrap();
         let (mut a, mut b) = (map.clone(), map.clone());
         let report = physical.run_seeded(&mut a, seed).unwrap();
         physical.run_seeded(&mut b, seed).unwrap();
         prop_assert_eq!(common::map_hash(&a), common::map_hash(&b));
-        balanced(&map, &a, report.outflow)?;
+        balanced(&map, &a, &report)?;
         prop_assert!(report.steps <= u64::from(p.droplets) * u64::from(p.max_steps));
     }
 
@@ -237,32 +337,42 @@ proptest! {
         let report = physical.run_lockstep(&mut a, &mut Xoshiro256StarStar::seed_from_u64(seed)).unwrap();
         physical.run_lockstep(&mut b, &mut Xoshiro256StarStar::seed_from_u64(seed)).unwrap();
         prop_assert_eq!(common::map_hash(&a), common::map_hash(&b));
-        balanced(&map, &a, report.outflow)?;
+        balanced(&map, &a, &report)?;
     }
 
     #[test]
     fn snowball_survives(map in arb_map(), p in arb_snowball(), seed in any::<u64>()) {
+        let p = snowball_for(p, map.width(), map.height());
         let snowball = Snowball::new(p).unwrap();
         let (mut a, mut b) = (map.clone(), map.clone());
         let report = snowball.run_seeded(&mut a, seed).unwrap();
         snowball.run_seeded(&mut b, seed).unwrap();
         prop_assert_eq!(common::map_hash(&a), common::map_hash(&b));
-        balanced(&map, &a, report.outflow)?;
+        balanced(&map, &a, &report)?;
+        if report.droplets == 0 {
+            prop_assert_eq!(&a, &map);
+        }
     }
 
+    /// Two runs on the kept layers (the second resumes the first's stream, pool
+    /// and trees), each balanced.
     #[test]
     fn hydrology_survives(map in arb_map(), p in arb_hydrology(), seed in any::<u64>()) {
         let run = || {
-            let mut after = map.clone();
             let mut h = Hydrology::new(p, map.width(), map.height()).unwrap();
-            let report = h.run_seeded(&mut after, seed).unwrap();
-            (after, h, report)
+            let mut after = map.clone();
+            let first = h.run_seeded(&mut after, seed).unwrap();
+            let middle = after.clone();
+            let second = h.run_seeded(&mut after, seed ^ 1).unwrap();
+            (middle, after, h, first, second)
         };
-        let (a, h, report) = run();
-        let (b, _, _) = run();
+        let (middle, a, h, first, second) = run();
+        let (_, b, _, _, _) = run();
         prop_assert_eq!(common::map_hash(&a), common::map_hash(&b));
-        balanced(&map, &a, report.erosion.outflow)?;
-        prop_assert!(report.is_water_balanced(), "{report:?}");
+        balanced(&map, &middle, &first.erosion)?;
+        balanced(&middle, &a, &second.erosion)?;
+        prop_assert!(first.is_water_balanced(), "{first:?}");
+        prop_assert!(second.is_water_balanced(), "{second:?}");
         for layer in [h.stream(), h.pool(), h.vegetation()] {
             prop_assert!(common::all_finite(layer));
         }
@@ -270,14 +380,13 @@ proptest! {
 
     #[cfg(feature = "parallel")]
     #[test]
-    fn tiled_hydrology_survives(map in arb_map(), p in arb_hydrology(), tile in 8u32..40, seed in any::<u64>()) {
-        let parallel = Parallel::new(ParallelParams { tile_size: tile, ..ParallelParams::default() }).unwrap();
+    fn tiled_hydrology_survives(map in arb_map(), p in arb_hydrology(), parallel in arb_parallel(), seed in any::<u64>()) {
         let (a, (report, finite)) = same_on_1_and_2_threads(&map, |pool, after| {
             let mut h = Hydrology::new(p, map.width(), map.height()).unwrap();
             let report = pool.install(|| parallel.run_hydrology(&mut h, after, seed)).unwrap();
             (report, [h.stream(), h.pool(), h.vegetation()].map(common::all_finite))
         })?;
-        balanced(&map, &a, report.erosion.outflow)?;
+        balanced(&map, &a, &report.erosion)?;
         prop_assert!(report.is_water_balanced(), "{report:?}");
         prop_assert_eq!(report.erosion.droplets, if map.width() < 3 || map.height() < 3 { 0 } else { u64::from(p.particles) });
         prop_assert_eq!(finite, [true; 3]);
@@ -285,33 +394,33 @@ proptest! {
 
     #[cfg(feature = "parallel")]
     #[test]
-    fn tiled_physical_survives(map in arb_map(), p in arb_physical(), tile in 8u32..40, sweep in 1u32..200, seed in any::<u64>()) {
-        let parallel = Parallel::new(ParallelParams { tile_size: tile, sweep_size: sweep, ..ParallelParams::default() }).unwrap();
+    fn parallel_physical_survives(map in arb_map(), p in arb_physical(), parallel in arb_parallel(), seed in any::<u64>()) {
         let physical = Physical::new(p).unwrap();
         let (a, report) = same_on_1_and_2_threads(&map, |pool, after| {
             pool.install(|| parallel.run_physical(&physical, after, seed)).unwrap()
         })?;
-        balanced(&map, &a, report.outflow)?;
+        balanced(&map, &a, &report)?;
     }
 
     #[cfg(feature = "parallel")]
     #[test]
-    fn tiled_snowball_survives(map in arb_map(), p in arb_snowball(), tile in 8u32..40, sweep in 1u32..200, seed in any::<u64>()) {
-        let parallel = Parallel::new(ParallelParams { tile_size: tile, sweep_size: sweep, ..ParallelParams::default() }).unwrap();
+    fn parallel_snowball_survives(map in arb_map(), p in arb_snowball(), parallel in arb_parallel(), seed in any::<u64>()) {
+        let p = snowball_for(p, map.width(), map.height());
         let snowball = Snowball::new(p).unwrap();
         let (a, report) = same_on_1_and_2_threads(&map, |pool, after| {
             pool.install(|| parallel.run_snowball(&snowball, after, seed)).unwrap()
         })?;
-        balanced(&map, &a, report.outflow)?;
+        balanced(&map, &a, &report)?;
         let expected = if map.width() < 3 || map.height() < 3 { 0 } else { p.count(map.width(), map.height()) };
         prop_assert_eq!(report.droplets, expected);
     }
 
     #[test]
-    fn blur_survives(map in arb_map(), passes in 0u32..=4, amount in 0.0f32..=1.0) {
+    fn blur_survives(map in arb_map(), passes in prop_oneof![0u32..=4, Just(1000u32)], amount in ranged(0.0, 1.0, false)) {
         let mut after = map.clone();
+        let passes = if passes > 4 && map.len() > 64 { 4 } else { passes };
         blur(&mut after, &BlurParams { passes, amount }).unwrap();
-        balanced(&map, &after, 0.0)?;
+        balanced(&map, &after, &ErosionReport::default())?;
     }
 }
 

@@ -62,7 +62,8 @@ pub struct HydrologyParams {
     pub lrate: f32,
     /// Volume factor: how flooding turns volume into water level. A pool depth of
     /// `d` over one cell holds `volume_factor * d` of water. Default 100; range
-    /// `(0, 1e9]`.
+    /// `[1e-3, 1e9]` (below it one particle's water would stand more than 1000
+    /// height units deep on a cell, and a subnormal factor overflows the depth).
     pub volume_factor: f32,
     /// Drainage: when a flood finds a drain, the water level moves this fraction
     /// of the way down to the drain (slowly, to keep levels stable). Default 0.001;
@@ -161,7 +162,9 @@ impl HydrologyParams {
         check_range(self.height_scale, 0.0, 1.0e6, "height_scale", "finite and in [0, 1e6]")?;
         check(self.batch >= 1, "batch", "at least 1")?;
         check_range(self.lrate, 0.0, 1.0, "lrate", "finite and in [0, 1]")?;
-        check_above(self.volume_factor, 0.0, 1.0e9, "volume_factor", "finite and in (0, 1e9]")?;
+        // Below 1e-3 one particle's water is a depth past 1e3 a cell, and a
+        // subnormal factor overflows the depth to infinity.
+        check_range(self.volume_factor, 1.0e-3, 1.0e9, "volume_factor", "finite and in [1e-3, 1e9]")?;
         check_range(self.drainage, 0.0, 1.0, "drainage", "finite and in [0, 1]")?;
         check_above(self.approach, 0.0, 1.0, "approach", "finite and in (0, 1]")?;
         check((1..=1000).contains(&self.max_fails), "max_fails", "in [1, 1000]")?;
