@@ -205,7 +205,7 @@ fn run() -> Result<(), String> {
         other => return Err(format!("unknown model {other:?} (available: physical, snowball, hydrology)")),
     };
 
-    let balance = MassBalance::new(&before, &map, report.outflow);
+    let balance = MassBalance::of_run(&before, &map, &report);
     let per_step = |s: f64| if report.steps > 0 { s * 1e9 / report.steps as f64 } else { 0.0 };
     let (ns_per_step, cpu_ns_per_step) = (per_step(seconds), per_step(cpu_seconds));
     println!(

@@ -209,7 +209,7 @@ fn run() -> Result<(), String> {
     };
     let seconds = start.elapsed().as_secs_f64();
     let times = hydrology.phase_times();
-    let balance = MassBalance::new(&before, &map, report.erosion.outflow);
+    let balance = MassBalance::of_run(&before, &map, &report.erosion);
     let e = &report.erosion;
     println!(
         "{0}x{0}, {1} particles in {seconds:.2} s (descend {2:.2} s, flood {3:.2} s); {4} steps, {5} floods over {6} cells, {7} drains",

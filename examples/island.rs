@@ -132,7 +132,7 @@ fn run() -> Result<(), String> {
         let start = Instant::now();
         let report = snowball.run_seeded(&mut after, args.seed).map_err(|e| e.to_string())?;
         let seconds = start.elapsed().as_secs_f64();
-        let balance = MassBalance::new(&before, &after, report.outflow);
+        let balance = MassBalance::of_run(&before, &after, &report);
         println!(
             "{count} snowballs in {seconds:.3} s: {} steps ({:.1} per snowball), flat {}, left {}, step limit {}; \
              eroded {:.3}, deposited {:.3}, outflow {:.3}; balance error {:.3e} ({}); {} pits",

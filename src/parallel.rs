@@ -263,7 +263,7 @@ impl ParallelParams {
 /// let parallel = Parallel::new(ParallelParams { batch_size: 256, ..ParallelParams::default() })?;
 /// // On the current rayon pool (the global one here; `ThreadPool::install` picks another).
 /// let report = parallel.run_physical(&physical, &mut map, 42)?;
-/// assert!(MassBalance::new(&before, &map, report.outflow).is_conserved());
+/// assert!(MassBalance::of_run(&before, &map, &report).is_conserved());
 /// # Ok::<(), hydraulic_erosion::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
@@ -370,7 +370,7 @@ impl Parallel {
     /// // Tiles of 32: 16 tiles, 4 of each colour, on a 128 x 128 map.
     /// let parallel = Parallel::new(ParallelParams { tile_size: 32, ..ParallelParams::default() })?;
     /// let report = parallel.run_hydrology(&mut hydrology, &mut map, 7)?;
-    /// assert!(MassBalance::new(&before, &map, report.erosion.outflow).is_conserved());
+    /// assert!(MassBalance::of_run(&before, &map, &report.erosion).is_conserved());
     /// assert!(report.is_water_balanced());
     /// assert_eq!(report.erosion.droplets, 5_000);
     /// # Ok::<(), hydraulic_erosion::Error>(())

@@ -82,6 +82,25 @@ fn hydrology_on_kept_layers_stays_bounded() {
     }
 }
 
+/// The Physical case: `density: 1e-11` with `height_scale: 986781` cut
+/// a cell to -4e10 (and missed the balance by 2e-7). Erosion now stops at the
+/// next cell (or the base level beyond the border), so no cell goes below the
+/// map's lowest height, and the balance holds against the exact sum.
+#[test]
+fn tiny_density_with_huge_height_scale_stays_within_the_terrain() {
+    let params = ErosionParams { density: 1e-11, height_scale: 986_781.0, droplets: 200, ..Default::default() };
+    for seed in 0..20 {
+        let before = hydraulic_erosion::fbm_terrain(16, 16, seed).unwrap();
+        let mut map = before.clone();
+        let report = erode_seeded(&mut map, &params, seed).unwrap();
+        let balance = MassBalance::of_run(&before, &map, &report);
+        assert!(balance.is_conserved(), "{balance:?}");
+        let ((lo, _), (new_lo, new_hi)) = (before.min_max(), map.min_max());
+        assert!(new_lo >= lo - 1e-6, "seed {seed}: {new_lo} below {lo}");
+        assert!(new_hi < 10.0, "seed {seed}: {new_hi}");
+    }
+}
+
 /// Grid sizes within `MAX_SIDE` but beyond any machine's memory are a typed
 /// error, not an abort.
 #[test]

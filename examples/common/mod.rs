@@ -143,7 +143,7 @@ pub fn erode(model: &Model, before: &Heightmap, seed: u64) -> Result<(Heightmap,
     let start = Instant::now();
     let outcome = model.run(&mut after, seed, &mut progress_bar())?;
     let seconds = start.elapsed().as_secs_f64();
-    let balance = MassBalance::new(before, &after, outcome.report.outflow);
+    let balance = MassBalance::of_run(before, &after, &outcome.report);
     print_report(model.name(), (after.width(), after.height()), seconds, &outcome.report, &balance);
     Ok((after, outcome))
 }
@@ -165,12 +165,12 @@ fn print_report(
         report.steps_per_droplet()
     );
     println!(
-        "sediment: eroded {:.3}, deposited {:.3}, outflow {:.3}; balance error {:.3e} (relative {:.1e}, {})",
+        "sediment: eroded {:.3}, deposited {:.3}, outflow {:.3}; exact balance error {:.3e} (bound {:.1e}, {})",
         report.eroded,
         report.deposited,
         report.outflow,
         balance.error(),
-        balance.relative_error(),
+        balance.bound(),
         if balance.is_conserved() { "conserved" } else { "NOT conserved" }
     );
 }

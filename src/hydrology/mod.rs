@@ -98,7 +98,7 @@ use crate::reach::Reach;
 /// let mut hydrology = Hydrology::new(params, 64, 64)?;
 /// let report = hydrology.run_seeded(&mut map, 7)?;
 ///
-/// assert!(MassBalance::new(&before, &map, report.erosion.outflow).is_conserved());
+/// assert!(MassBalance::of_run(&before, &map, &report.erosion).is_conserved());
 /// assert!(report.is_water_balanced());
 /// let wet = hydrology.pool().cells().iter().filter(|&&d| d > 0.0).count();
 /// println!("{wet} cells under water, {} trees", hydrology.trees().count());

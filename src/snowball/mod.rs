@@ -90,7 +90,7 @@ use crate::report::ErosionReport;
 /// let before = map.clone();
 /// let report = Snowball::new(SnowballParams::default())?.run_seeded(&mut map, 1)?;
 /// assert_eq!(report.droplets, 6_554); // 0.4 per cell
-/// assert!(MassBalance::new(&before, &map, report.outflow).is_conserved());
+/// assert!(MassBalance::of_run(&before, &map, &report).is_conserved());
 /// # Ok::<(), hydraulic_erosion::Error>(())
 /// ```
 #[derive(Clone, Debug)]
