@@ -2,10 +2,13 @@
 # Compares the crate's droplet loop with ../shared/refbench on the same map.
 #
 #   bench/compare.sh [--sizes "256 512"] [--droplets K] [--runs R] [--modes "sequential lockstep"]
+#                    [--builds "plain native"]
 #
-# Builds the reference (gcc -O3 -march=native) and the bench example (release,
-# -C target-cpu=native like the reference, in target/native; the crate's output
-# is bit-identical with and without it, only the SIMD width changes),
+# Builds the reference (gcc -O3 -march=native) and the bench example twice: a
+# plain `cargo build --release` (what a dependent crate gets; the lockstep
+# kernel picks AVX-512, AVX2 or the baseline at run time) in target/plain, and
+# one with -C target-cpu=native like the reference in target/native. The
+# crate's output is bit-identical in both, only the instructions differ. It
 # writes one map per size with the reference's --write-map, then runs the
 # reference and each crate mode alternately R times on it. Prints the median CPU
 # ns per droplet step of each (the loop's CPU time: steadier than wall time on a
@@ -17,13 +20,15 @@ sizes="256 512"
 droplets=100000
 runs=5
 modes="sequential lockstep"
+builds="plain native"
 while [ $# -gt 0 ]; do
     case "$1" in
         --sizes) sizes="$2"; shift 2 ;;
         --droplets) droplets="$2"; shift 2 ;;
         --runs) runs="$2"; shift 2 ;;
         --modes) modes="$2"; shift 2 ;;
-        *) echo "usage: $0 [--sizes \"256 512\"] [--droplets K] [--runs R] [--modes \"sequential lockstep\"]" >&2; exit 2 ;;
+        --builds) builds="$2"; shift 2 ;;
+        *) echo "usage: $0 [--sizes \"256 512\"] [--droplets K] [--runs R] [--modes \"sequential lockstep\"] [--builds \"plain native\"]" >&2; exit 2 ;;
     esac
 done
 
@@ -31,36 +36,47 @@ ref_src=../shared/refbench
 work=target/compare
 mkdir -p "$work"
 make -s -C "$ref_src" OUT="$PWD/$work" >/dev/null
-RUSTFLAGS="-C target-cpu=native" cargo build -q --release --example bench --target-dir target/native
-bench=target/native/release/examples/bench
+for b in $builds; do
+    case "$b" in
+        plain) RUSTFLAGS="" cargo build -q --release --example bench --target-dir target/plain ;;
+        native) RUSTFLAGS="-C target-cpu=native" cargo build -q --release --example bench --target-dir target/native ;;
+        *) echo "unknown build $b (plain, native)" >&2; exit 2 ;;
+    esac
+done
 
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(grep -o -m1 -w 'avx512f\|avx2' /proc/cpuinfo | head -1 || echo baseline)"
 echo "droplets: $droplets, runs: $runs (alternated), seed 1, SimpleErosion defaults"
 for n in $sizes; do
     map="$work/map$n.f32"
     "$work/ref_physical" "$n" 0 1 --write-map "$map" >/dev/null
     : >"$work/ref$n.txt"
-    for m in $modes; do : >"$work/$m$n.txt"; done
+    for b in $builds; do for m in $modes; do : >"$work/$b-$m$n.txt"; done; done
     for _ in $(seq "$runs"); do
         "$work/ref_physical" "$n" "$droplets" 1 --in "$map" | awk '/^cpu_ns\/step/ {print $2}' >>"$work/ref$n.txt"
-        for m in $modes; do
-            "$bench" --model physical --mode "$m" --size "$n" --droplets "$droplets" --seed 1 --in "$map" \
-                | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["cpu_ns_per_step"], d["steps_per_droplet"], d["conserved"])' \
-                >>"$work/$m$n.txt"
+        for b in $builds; do
+            for m in $modes; do
+                "target/$b/release/examples/bench" --model physical --mode "$m" --size "$n" --droplets "$droplets" --seed 1 --in "$map" \
+                    | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["cpu_ns_per_step"], d["steps_per_droplet"], d["conserved"], d["hash"])' \
+                    >>"$work/$b-$m$n.txt"
+            done
         done
     done
-    python3 - "$n" "$work" $modes <<'PY'
+    python3 - "$n" "$work" "$builds" $modes <<'PY'
 import statistics, sys
-n, work, modes = sys.argv[1], sys.argv[2], sys.argv[3:]
+n, work, builds, modes = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4:]
 ref = [float(l.split()[0]) for l in open(f"{work}/ref{n}.txt")]
 r = statistics.median(ref)
 print(f"{n}x{n}  reference        median {r:7.3f} ns/step  (runs: {', '.join(f'{x:.2f}' for x in ref)})")
 for m in modes:
-    rows = [l.split() for l in open(f"{work}/{m}{n}.txt")]
-    ns = [float(x[0]) for x in rows]
-    c = statistics.median(ns)
-    ok = all(x[2] == "True" for x in rows)
-    print(f"{n}x{n}  crate {m:<10} median {c:7.3f} ns/step  ratio {r / c:5.2f}x  "
-          f"({rows[0][1]} steps/droplet, conserved: {ok}; runs: {', '.join(f'{x:.2f}' for x in ns)})")
+    hashes = set()
+    for b in builds:
+        rows = [l.split() for l in open(f"{work}/{b}-{m}{n}.txt")]
+        ns = [float(x[0]) for x in rows]
+        c = statistics.median(ns)
+        ok = all(x[2] == "True" for x in rows)
+        hashes |= {x[3] for x in rows}
+        print(f"{n}x{n}  {b:<6} {m:<10} median {c:7.3f} ns/step  ratio {r / c:5.2f}x  "
+              f"({rows[0][1]} steps/droplet, conserved: {ok}; runs: {', '.join(f'{x:.2f}' for x in ns)})")
+    print(f"{n}x{n}  {m}: {'same bits in every build' if len(hashes) == 1 else 'BITS DIFFER: ' + ' '.join(sorted(hashes))}")
 PY
 done

@@ -88,7 +88,8 @@ fn hydrology_on_kept_layers_stays_bounded() {
 /// map's lowest height, and the balance holds against the exact sum.
 #[test]
 fn tiny_density_with_huge_height_scale_stays_within_the_terrain() {
-    let params = ErosionParams { density: 1e-11, height_scale: 986_781.0, droplets: 200, ..Default::default() };
+    let params =
+        ErosionParams { density: 1e-11, height_scale: 986_781.0, droplets: 200, ..Default::default() };
     for seed in 0..20 {
         let before = hydraulic_erosion::fbm_terrain(16, 16, seed).unwrap();
         let mut map = before.clone();

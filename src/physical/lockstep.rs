@@ -9,6 +9,7 @@
 use glam::Vec2;
 use rand_core::Rng;
 
+use super::simd::{self, FacetKernel, Isa};
 use super::{Eroder, Motion, Trade, Walk};
 use crate::droplet::{Droplet, Fate};
 use crate::grid::GridRef;
@@ -177,7 +178,19 @@ pub(super) fn run<R, P>(
     run_fed(eroder, &mut Spawner { rng, total, spawned: 0 }, ticker);
 }
 
-/// Runs the droplets of `feed` in lockstep on `eroder`.
+/// Runs the droplets of `feed` in lockstep on `eroder`, with the widest
+/// vectors this CPU has (chosen at run time, see [`Isa`]; the bits are the same
+/// on every path).
+pub(super) fn run_fed<F, P>(eroder: &mut Eroder<'_, EightFacet>, feed: &mut F, ticker: &mut Ticker<'_, P>)
+where
+    F: Feed + ?Sized,
+    P: Progress + ?Sized,
+{
+    simd::run_fed(Isa::detect(), eroder, feed, ticker);
+}
+
+/// The lockstep loop, for the instruction set `K` provides the facet kernel for;
+/// inlined into each [`simd`] entry point, so it is compiled for that set.
 ///
 /// Each round: first, in lane order, every lane whose droplet is spent (out of
 /// water or steps) puts its load down and takes the next droplet from `feed`;
@@ -186,8 +199,13 @@ pub(super) fn run<R, P>(
 /// change to what is there, so two lanes on one cell both count) and moves on,
 /// or, if `feed` does not hold where it would move, is passed back to `feed` as
 /// it stood.
-pub(super) fn run_fed<F, P>(eroder: &mut Eroder<'_, EightFacet>, feed: &mut F, ticker: &mut Ticker<'_, P>)
-where
+#[inline(always)]
+pub(super) fn run_fed_with<K, F, P>(
+    eroder: &mut Eroder<'_, EightFacet>,
+    feed: &mut F,
+    ticker: &mut Ticker<'_, P>,
+) where
+    K: FacetKernel,
     F: Feed + ?Sized,
     P: Progress + ?Sized,
 {
@@ -248,7 +266,7 @@ where
                 break;
             }
         }
-        normals(eroder, &lanes, &mut round);
+        normals::<K>(eroder, &lanes, &mut round);
 
         // Motion and the trade terms across the lanes, with the sequential mode's
         // operations. A lane that goes on keeps its new state; one that ends is
@@ -352,10 +370,11 @@ impl Stage {
 }
 
 /// One facet's weighted horizontal component across the lanes (see
-/// [`EightFacet::from_neighbours`]). Not inlined, so the compiler vectorises it
-/// across the lanes rather than across the facets (which would need transposes).
-#[inline(never)]
-fn facet_lanes(
+/// [`EightFacet::from_neighbours`]). Each [`FacetKernel`] calls it from a
+/// function of its own that is not inlined, so the compiler vectorises it across
+/// the lanes rather than across the facets (which would need transposes).
+#[inline(always)]
+pub(super) fn facet_lanes(
     t: &mut [f32; L],
     centre: &[f32; L],
     around: &[f32; L],
@@ -376,7 +395,7 @@ fn facet_lanes(
 /// [`EightFacet::from_neighbours`]'s operations in the same order, so each lane
 /// gets the bits the sequential mode would.
 #[inline(always)]
-fn normals(eroder: &Eroder<'_, EightFacet>, lanes: &Lanes, round: &mut Round) {
+fn normals<K: FacetKernel>(eroder: &Eroder<'_, EightFacet>, lanes: &Lanes, round: &mut Round) {
     let (w, h) = (eroder.width, eroder.height);
     let cells = &*eroder.cells;
     // Every lane reads an inner 3 x 3 block (maps are at least 3 x 3): a border
@@ -403,7 +422,7 @@ fn normals(eroder: &Eroder<'_, EightFacet>, lanes: &Lanes, round: &mut Round) {
     }
     let scale = eroder.k.height_scale;
     for k in 0..8 {
-        facet_lanes(
+        K::facet_lanes(
             &mut round.t[k],
             &round.centre,
             &round.around[k],
@@ -435,6 +454,38 @@ mod tests {
     use crate::params::ErosionParams;
     use crate::physical::Constants;
 
+    /// Every instruction set this CPU has gives the same bits: a lockstep run
+    /// on a rough terrain (border lanes, pits, leaving droplets) with each.
+    #[test]
+    fn every_instruction_set_gives_the_same_bits() {
+        use rand_core::SeedableRng;
+        let isas = Isa::available();
+        let terrain = crate::terrain::fbm_terrain(96, 80, 3).unwrap();
+        let mut results = alloc::vec::Vec::new();
+        for &isa in &isas {
+            let mut map = terrain.clone();
+            let params = ErosionParams { droplets: 3_000, pit_safe: true, ..ErosionParams::default() };
+            let mut eroder = Eroder::new(map.view_mut(), Constants::new(&params), EightFacet);
+            let mut rng = rand_xoshiro::Xoshiro256StarStar::seed_from_u64(7);
+            let mut spawner = Spawner { rng: &mut rng, total: 3_000, spawned: 0 };
+            let mut silent = crate::progress::Silent;
+            simd::run_fed(isa, &mut eroder, &mut spawner, &mut Ticker::new(&mut silent, 3_000));
+            let report = eroder.report;
+            let bits: alloc::vec::Vec<u32> = map.cells().iter().map(|h| h.to_bits()).collect();
+            results.push((isa, bits, report));
+        }
+        let (_, first_bits, first_report) = &results[0];
+        assert!(first_report.steps > 100_000, "{first_report:?}");
+        for (isa, bits, report) in &results[1..] {
+            assert!(bits == first_bits, "{isa:?} differs from the baseline");
+            assert_eq!(report, first_report, "{isa:?}");
+        }
+        #[cfg(all(feature = "std", target_arch = "x86_64"))]
+        if std::is_x86_feature_detected!("avx2") {
+            assert!(isas.len() >= 2, "{isas:?}");
+        }
+    }
+
     /// The lanes' array code gives each lane exactly the sequential normal and
     /// the height of its cell.
     #[test]
@@ -459,7 +510,7 @@ mod tests {
                 lanes.set(l, &Droplet::new(p), &Walk::new(&eroder.k, eroder.cell_of(p)));
             }
             let mut round = Round::new();
-            normals(&eroder, &lanes, &mut round);
+            normals::<simd::Baseline>(&eroder, &lanes, &mut round);
             for l in 0..L {
                 let (x, y) = reference.cell_at(Vec2::new(lanes.px[l], lanes.py[l]));
                 assert_eq!(round.centre[l], reference.view().cells()[y * 23 + x]);

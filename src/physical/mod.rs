@@ -18,6 +18,7 @@ use crate::report::ErosionReport;
 use crate::transfer::{self, no_overshoot, pit_safe};
 
 mod lockstep;
+mod simd;
 #[cfg(feature = "parallel")]
 pub(crate) mod tiled;
 

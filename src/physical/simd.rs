@@ -1,0 +1,193 @@
+//! Run-time choice of the lockstep kernel's vector width: the crate's one
+//! module with `unsafe`.
+//!
+//! Why: a dependent crate builds for the baseline target (SSE2 on x86-64), where
+//! the lockstep lanes lose about a third of their speed against the same code
+//! built for AVX2 or AVX-512 (measured in `docs/performance.md`). The kernel is
+//! compiled three times, with `#[target_feature]`, and the widest set the CPU
+//! has is picked when a run starts.
+//!
+//! Why it is sound: a `#[target_feature]` function may only run on a CPU with
+//! those features; each is called only from [`run_fed`] for an [`Isa`] that
+//! [`Isa::detect`] (through `is_x86_feature_detected!`) reported, or that a test
+//! checked with [`Isa::available`].
+//!
+//! Why the bits cannot change: the three copies are the same source; every
+//! operation in it is exactly rounded (`+ - * /`, `sqrt`, comparisons), nothing
+//! calls `mul_add`, and the compiler never fuses a multiply and an add on its
+//! own, so wider vectors change how many lanes run per instruction, not any
+//! lane's result. `tests` compares every available path bit for bit.
+#![allow(unsafe_code)]
+
+use super::Eroder;
+use super::lockstep::{self, Feed, LOCKSTEP_LANES as L};
+use crate::normal::EightFacet;
+use crate::progress::{Progress, Ticker};
+
+/// An instruction set the lockstep kernel is compiled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Isa {
+    /// The build's own target (SSE2 on a default x86-64 build, NEON on aarch64).
+    Baseline,
+    /// AVX2 (x86-64, with `std` for detection).
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    Avx2,
+    /// AVX-512 F/VL/BW/DQ (x86-64, with `std` for detection).
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    Avx512,
+}
+
+impl Isa {
+    /// The widest set this CPU has (the baseline without `std`, which cannot
+    /// detect).
+    #[inline]
+    pub(crate) fn detect() -> Isa {
+        #[cfg(all(feature = "std", target_arch = "x86_64"))]
+        {
+            if avx512() {
+                return Isa::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Isa::Avx2;
+            }
+        }
+        Isa::Baseline
+    }
+
+    /// Every set this CPU can run, narrowest first (for tests).
+    #[cfg(test)]
+    pub(crate) fn available() -> alloc::vec::Vec<Isa> {
+        let all = [
+            Isa::Baseline,
+            #[cfg(all(feature = "std", target_arch = "x86_64"))]
+            Isa::Avx2,
+            #[cfg(all(feature = "std", target_arch = "x86_64"))]
+            Isa::Avx512,
+        ];
+        let widest = Isa::detect();
+        all.into_iter().take_while(|&isa| isa != widest).chain([widest]).collect()
+    }
+}
+
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+fn avx512() -> bool {
+    use std::arch::is_x86_feature_detected as has;
+    has!("avx512f") && has!("avx512vl") && has!("avx512bw") && has!("avx512dq")
+}
+
+/// The facet step of the 8-facet normal across the lanes, compiled for one
+/// instruction set (a function of its own, not inlined: see
+/// [`lockstep::facet_lanes`]).
+pub(crate) trait FacetKernel {
+    fn facet_lanes(
+        t: &mut [f32; L],
+        centre: &[f32; L],
+        around: &[f32; L],
+        slope: f32,
+        squares: f32,
+        weight: f32,
+    );
+}
+
+/// The build's own target.
+pub(crate) struct Baseline;
+
+impl FacetKernel for Baseline {
+    #[inline(never)]
+    fn facet_lanes(
+        t: &mut [f32; L],
+        centre: &[f32; L],
+        around: &[f32; L],
+        slope: f32,
+        squares: f32,
+        weight: f32,
+    ) {
+        lockstep::facet_lanes(t, centre, around, slope, squares, weight);
+    }
+}
+
+/// Runs the lockstep loop with `isa`'s kernel.
+#[inline]
+pub(super) fn run_fed<F, P>(
+    isa: Isa,
+    eroder: &mut Eroder<'_, EightFacet>,
+    feed: &mut F,
+    ticker: &mut Ticker<'_, P>,
+) where
+    F: Feed + ?Sized,
+    P: Progress + ?Sized,
+{
+    match isa {
+        Isa::Baseline => lockstep::run_fed_with::<Baseline, F, P>(eroder, feed, ticker),
+        // SAFETY: `isa` came from `Isa::detect` or `Isa::available`, which
+        // report only sets this CPU has.
+        #[cfg(all(feature = "std", target_arch = "x86_64"))]
+        Isa::Avx2 => unsafe { x86::run_fed_avx2(eroder, feed, ticker) },
+        // SAFETY: as above.
+        #[cfg(all(feature = "std", target_arch = "x86_64"))]
+        Isa::Avx512 => unsafe { x86::run_fed_avx512(eroder, feed, ticker) },
+    }
+}
+
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod x86 {
+    use super::*;
+
+    /// The AVX2 build of the kernel.
+    pub(super) struct Avx2;
+
+    /// The AVX-512 build of the kernel.
+    pub(super) struct Avx512;
+
+    /// Defines, for one instruction set, the not-inlined facet function, its
+    /// [`FacetKernel`] and the loop's entry point compiled with those features.
+    macro_rules! kernel {
+        ($isa:ident, $features:literal, $facet:ident, $run:ident) => {
+            #[target_feature(enable = $features)]
+            #[inline(never)]
+            unsafe fn $facet(
+                t: &mut [f32; L],
+                centre: &[f32; L],
+                around: &[f32; L],
+                slope: f32,
+                squares: f32,
+                weight: f32,
+            ) {
+                lockstep::facet_lanes(t, centre, around, slope, squares, weight);
+            }
+
+            impl FacetKernel for $isa {
+                #[inline(always)]
+                fn facet_lanes(
+                    t: &mut [f32; L],
+                    centre: &[f32; L],
+                    around: &[f32; L],
+                    slope: f32,
+                    squares: f32,
+                    weight: f32,
+                ) {
+                    // SAFETY: only reached from `$run`, which runs only where
+                    // the CPU has these features (see `run_fed`).
+                    unsafe { $facet(t, centre, around, slope, squares, weight) }
+                }
+            }
+
+            /// # Safety
+            /// The CPU must have the features named in `target_feature`.
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn $run<F, P>(
+                eroder: &mut Eroder<'_, EightFacet>,
+                feed: &mut F,
+                ticker: &mut Ticker<'_, P>,
+            ) where
+                F: Feed + ?Sized,
+                P: Progress + ?Sized,
+            {
+                lockstep::run_fed_with::<$isa, F, P>(eroder, feed, ticker);
+            }
+        };
+    }
+
+    kernel!(Avx2, "avx2", facet_lanes_avx2, run_fed_avx2);
+    kernel!(Avx512, "avx512f,avx512vl,avx512bw,avx512dq,avx2", facet_lanes_avx512, run_fed_avx512);
+}
