@@ -9,6 +9,7 @@
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use hydraulic_erosion::Simulator;
 use hydraulic_erosion::{Hydrology, HydrologyParams, fbm_terrain};
 
 fn hydrology(c: &mut Criterion) {
@@ -32,7 +33,7 @@ fn hydrology(c: &mut Criterion) {
             group.bench_function(format!("tiled/{size}/{threads}"), |b| {
                 b.iter_batched_ref(
                     || (map.clone(), Hydrology::new(params, size, size).unwrap()),
-                    |(m, h)| black_box(pool.install(|| parallel.run_hydrology(h, m, 1).unwrap())),
+                    |(m, h)| black_box(pool.install(|| parallel.run_seeded(h, m, 1).unwrap())),
                     BatchSize::LargeInput,
                 )
             });

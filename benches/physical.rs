@@ -12,6 +12,7 @@ use glam::Vec2;
 use hydraulic_erosion::{
     CentralDifference, EightFacet, ErosionParams, NormalSampler, Offset, Physical, fbm_terrain,
 };
+use hydraulic_erosion::{Mode, RunOptions, Simulator};
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256StarStar;
 
@@ -21,7 +22,7 @@ fn physical(c: &mut Criterion) {
     for size in [256, 512, 1024] {
         let map = fbm_terrain(size, size, 1).unwrap();
         let droplets = 10_000;
-        let sim = Physical::new(ErosionParams { droplets, ..ErosionParams::default() }).unwrap();
+        let mut sim = Physical::new(ErosionParams { droplets, ..ErosionParams::default() }).unwrap();
         group.throughput(Throughput::Elements(u64::from(droplets)));
         group.bench_function(format!("sequential/{size}"), |b| {
             b.iter_batched_ref(
@@ -33,7 +34,12 @@ fn physical(c: &mut Criterion) {
         group.bench_function(format!("lockstep/{size}"), |b| {
             b.iter_batched_ref(
                 || (map.clone(), Xoshiro256StarStar::seed_from_u64(1)),
-                |(m, rng)| black_box(sim.run_lockstep(m, rng).unwrap()),
+                |(m, rng)| {
+                    black_box(
+                        sim.run_with(m.view_mut(), rng, RunOptions::default().with_mode(Mode::Lockstep))
+                            .unwrap(),
+                    )
+                },
                 BatchSize::LargeInput,
             )
         });

@@ -7,6 +7,7 @@
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use hydraulic_erosion::Simulator;
 use hydraulic_erosion::{BlurParams, Heightmap, Snowball, SnowballParams, blur, island_terrain};
 
 /// `island_terrain` raised to 10 height units, as the original's islands.
@@ -24,8 +25,9 @@ fn snowball(c: &mut Criterion) {
     for size in [256, 512, 1024] {
         let map = island(size);
         let snowballs = 20_000;
-        let sim = Snowball::new(SnowballParams { snowballs: Some(snowballs), ..SnowballParams::default() })
-            .unwrap();
+        let mut sim =
+            Snowball::new(SnowballParams { snowballs: Some(snowballs), ..SnowballParams::default() })
+                .unwrap();
         group.throughput(Throughput::Elements(u64::from(snowballs)));
         group.bench_function(format!("island/{size}"), |b| {
             b.iter_batched_ref(

@@ -1,7 +1,7 @@
 //! Measures one erosion run and prints one line of JSON.
 //!
 //! ```text
-//! cargo run --release --example bench -- --model physical|snowball|hydrology [--mode sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE]
+//! cargo run --release --example bench -- --model physical|snowball|hydrology [--mode fast|sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE]
 //! ```
 //!
 //! `--model snowball` runs [`Snowball`] with its defaults and `K` snowballs
@@ -41,6 +41,7 @@ use hydraulic_erosion::{
     ErosionParams, Heightmap, Hydrology, HydrologyParams, MassBalance, Physical, Snowball, SnowballParams,
     fbm_terrain,
 };
+use hydraulic_erosion::{Mode, RunOptions, Simulator};
 use rand_xoshiro::Xoshiro256StarStar;
 
 struct Args {
@@ -59,12 +60,12 @@ struct Args {
     rounds: Option<u32>,
 }
 
-const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE] [--threads T [--layout tiles|batches] [--tile N] [--sweep K] [--batch B] [--rounds R]]";
+const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode fast|sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE] [--threads T [--layout tiles|batches] [--tile N] [--sweep K] [--batch B] [--rounds R]]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         model: "physical".into(),
-        mode: "sequential".into(),
+        mode: "fast".into(),
         size: 256,
         droplets: 200_000,
         seed: 1,
@@ -143,21 +144,17 @@ fn run() -> Result<(), String> {
             (report, times)
         }
         "physical" => {
-            let physical = Physical::new(params).map_err(|e| e.to_string())?;
+            let mut physical = Physical::new(params).map_err(|e| e.to_string())?;
+            let options = RunOptions::default().with_mode(mode_named(&args.mode)?);
             let clock = Clock::start();
-            let report = match args.mode.as_str() {
-                "sequential" => physical.run(&mut map, &mut rng),
-                "lockstep" => physical.run_lockstep(&mut map, &mut rng),
-                other => return Err(format!("unknown mode {other:?} (sequential, lockstep)")),
-            }
-            .map_err(|e| e.to_string())?;
+            let report = physical.run_with(map.view_mut(), &mut rng, options).map_err(|e| e.to_string())?;
             (report, clock.stop())
         }
         "snowball" => {
             // `--droplets` snowballs (0.4 per cell is round(0.4 * N * N)); steps
             // are snowball iterations; the run includes the final blur.
             let params = SnowballParams { snowballs: Some(args.droplets), ..SnowballParams::default() };
-            let snowball = Snowball::new(params).map_err(|e| e.to_string())?;
+            let mut snowball = Snowball::new(params).map_err(|e| e.to_string())?;
             let clock = Clock::start();
             let report = snowball.run(&mut map, &mut rng).map_err(|e| e.to_string())?;
             (report, clock.stop())
@@ -252,11 +249,13 @@ type Outcome = (hydraulic_erosion::ErosionReport, (f64, f64), String);
 /// `--threads`: the `Parallel` runs, on a pool built here.
 #[cfg(feature = "parallel")]
 mod parallel {
-    use super::{Args, Clock, Outcome};
+    use super::{Args, Clock, Outcome, mode_named};
+    use hydraulic_erosion::rand_core::SeedableRng;
     use hydraulic_erosion::{
-        ErosionParams, Heightmap, Hydrology, HydrologyReport, InnerMode, Layout, Parallel, ParallelParams,
-        Physical, Snowball, SnowballParams,
+        ErosionParams, Heightmap, Hydrology, HydrologyReport, Layout, Parallel, ParallelParams, Physical,
+        RunOptions, Snowball, SnowballParams,
     };
+    use rand_xoshiro::Xoshiro256StarStar;
 
     /// A tiled Hydrology run: the report, `(seconds, cpu_seconds)` and the
     /// run's settings as JSON fields.
@@ -271,7 +270,7 @@ mod parallel {
         let (report, times) = pool
             .install(|| {
                 let clock = Clock::start();
-                parallel.run_hydrology(hydrology, map, seed).map(|r| (r, clock.stop()))
+                parallel.run_seeded(hydrology, map, seed).map(|r| (r, clock.stop()))
             })
             .map_err(|e| e.to_string())?;
         let fields =
@@ -281,11 +280,6 @@ mod parallel {
 
     /// The runner `args` ask for, and a pool of `--threads` threads.
     fn runner(args: &Args) -> Result<(Parallel, rayon::ThreadPool), String> {
-        let mode = match args.mode.as_str() {
-            "sequential" => InnerMode::Sequential,
-            "lockstep" => InnerMode::Lockstep,
-            other => return Err(format!("unknown mode {other:?} (sequential, lockstep)")),
-        };
         let layout = match args.layout.as_deref() {
             None | Some("tiles") => Layout::Tiles,
             Some("batches") => Layout::Batches,
@@ -298,7 +292,6 @@ mod parallel {
             sweep_size: args.sweep.unwrap_or(defaults.sweep_size),
             batch_size: args.batch.unwrap_or(defaults.batch_size),
             batches_per_round: args.rounds.unwrap_or(defaults.batches_per_round),
-            mode,
         })
         .map_err(|e| e.to_string())?;
         let pool = rayon::ThreadPoolBuilder::new()
@@ -318,20 +311,28 @@ mod parallel {
         let (parallel, pool) = runner(args)?;
         let threads = pool.current_num_threads();
         let result = if args.model == "physical" {
-            let physical = Physical::new(params).map_err(|e| e.to_string())?;
+            let mut physical = Physical::new(params).map_err(|e| e.to_string())?;
             pool.install(|| {
                 let clock = Clock::start();
-                parallel.run_physical(&physical, map, seed).map(|r| (r, clock.stop()))
+                let options = RunOptions::default().with_mode(mode_named(&args.mode)?);
+                let mut rng = Xoshiro256StarStar::seed_from_u64(seed);
+                parallel
+                    .run_with(&mut physical, map.view_mut(), &mut rng, options)
+                    .map_err(|e| e.to_string())
+                    .map(|r| (r, clock.stop()))
             })
         } else {
             let params = SnowballParams { snowballs: Some(params.droplets), ..SnowballParams::default() };
             let snowball = Snowball::new(params).map_err(|e| e.to_string())?;
             pool.install(|| {
                 let clock = Clock::start();
-                parallel.run_snowball(&snowball, map, seed).map(|r| (r, clock.stop()))
+                parallel
+                    .run_seeded(&mut snowball.clone(), map, seed)
+                    .map_err(|e| e.to_string())
+                    .map(|r| (r, clock.stop()))
             })
         };
-        let (report, times) = result.map_err(|e| e.to_string())?;
+        let (report, times) = result?;
         let p = parallel.params();
         // The bench's snowballs use the default sampler, whose reach (4) suits
         // every tile size: both models run in tiles when asked.
@@ -411,5 +412,15 @@ fn main() -> ExitCode {
             eprintln!("bench: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The Physical mode named by `--mode`.
+fn mode_named(name: &str) -> Result<Mode, String> {
+    match name {
+        "fast" => Ok(Mode::Fast),
+        "sequential" => Ok(Mode::Sequential),
+        "lockstep" => Ok(Mode::Lockstep),
+        other => Err(format!("unknown mode {other:?} (fast, sequential, lockstep)")),
     }
 }

@@ -16,6 +16,7 @@
 
 use std::convert::Infallible;
 
+use hydraulic_erosion::Simulator;
 use hydraulic_erosion::rand_core::TryRng;
 use hydraulic_erosion::{Heightmap, Hydrology, HydrologyParams, PhaseTimes};
 

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+use hydraulic_erosion::Simulator;
 use hydraulic_erosion::{
     Heightmap, Hydrology, HydrologyParams, HydrologyReport, MassBalance, RgbImage, fbm_terrain,
 };
@@ -171,7 +172,7 @@ fn run_tiled(
     let parallel = Parallel::new(ParallelParams { tile_size: args.tile, ..ParallelParams::default() })
         .map_err(|e| e.to_string())?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| e.to_string())?;
-    pool.install(|| parallel.run_hydrology(hydrology, map, args.seed)).map_err(|e| e.to_string())
+    pool.install(|| parallel.run_seeded(hydrology, map, args.seed)).map_err(|e| e.to_string())
 }
 
 #[cfg(not(feature = "parallel"))]

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+use hydraulic_erosion::Simulator;
 use hydraulic_erosion::{Heightmap, MassBalance, RgbImage, Snowball, SnowballParams, island_terrain};
 
 const COUNTS: [u32; 3] = [35_000, 50_000, 100_000];
@@ -127,7 +128,7 @@ fn run() -> Result<(), String> {
     let mut maps = vec![("before".to_string(), before.clone())];
     for count in COUNTS {
         let params = SnowballParams { snowballs: Some(count), blur: args.blur, ..SnowballParams::default() };
-        let snowball = Snowball::new(params).map_err(|e| e.to_string())?;
+        let mut snowball = Snowball::new(params).map_err(|e| e.to_string())?;
         let mut after = before.clone();
         let start = Instant::now();
         let report = snowball.run_seeded(&mut after, args.seed).map_err(|e| e.to_string())?;

@@ -36,6 +36,9 @@
 //!   every layer, owned or borrowed, with checked construction.
 //! - [`NormalSampler`] and the built-in samplers [`EightFacet`],
 //!   [`CentralDifference`] and [`Offset`], plus [`Sampler`] for run-time choice.
+//! - [`Simulator`]: the one entry point every model runs through
+//!   ([`run_with`](Simulator::run_with) with [`RunOptions`]: progress,
+//!   cancellation and Physical's [`Mode`]), so an engine can swap models.
 //! - [`Physical`]: Newtonian droplets with mass transfer (seed 000), with
 //!   [`Physical::trace`] to follow one droplet step by step.
 //! - [`Snowball`]: seed 001's snowballs, fast coarse erosion for islands, with
@@ -49,9 +52,9 @@
 //!   [`encode_r32`], ...), 16-bit PNG with the `png` feature, an explicit
 //!   [`HeightRange`] for 16-bit samples, typed [`IoError`]s; previews
 //!   ([`Hillshade`] with [`Overlays`], [`erosion_map`]) as [`RgbImage`]s.
-//! - `Parallel` (feature `parallel`): [`Physical`], [`Snowball`] and
-//!   [`Hydrology`] runs on the caller's rayon pool, in coloured tiles or fixed
-//!   batches, with the same bits for any thread count.
+//! - `Parallel` (feature `parallel`): any `Tiled` simulator ([`Physical`],
+//!   [`Snowball`], [`Hydrology`]) on the caller's rayon pool, in coloured tiles
+//!   or fixed batches, with the same bits for any thread count.
 //!
 //! # Guarantees
 //!
@@ -107,6 +110,7 @@ mod progress;
 mod random;
 mod reach;
 mod report;
+mod simulator;
 mod snowball;
 mod terrain;
 #[cfg(feature = "parallel")]
@@ -129,14 +133,17 @@ pub use io::{
 pub use io::{decode_png, encode_png};
 #[cfg(feature = "std")]
 pub use io::{read_heightmap, write_heightmap};
-pub use normal::{BaseSampler, CentralDifference, EightFacet, NormalSampler, Offset, Sampler, UP};
+pub use normal::{
+    BaseSampler, CentralDifference, EightFacet, LaneKernel, NormalSampler, Offset, Sampler, UP,
+};
 #[cfg(feature = "parallel")]
-pub use parallel::{InnerMode, Layout, Parallel, ParallelParams};
+pub use parallel::{Layout, Parallel, ParallelParams, Tiled};
 pub use params::ErosionParams;
 pub use physical::{DropletTrace, LOCKSTEP_LANES, Physical};
 pub use preview::{Hillshade, Overlays, RgbImage, erosion_map};
 pub use progress::{Control, PROGRESS_INTERVAL, Progress, Silent};
 pub use report::ErosionReport;
+pub use simulator::{Mode, RunOptions, Simulator};
 pub use snowball::{Snowball, SnowballParams};
 pub use terrain::{fbm_terrain, island_falloff, island_terrain};
 
@@ -157,7 +164,9 @@ where
     S: AsRef<[f32]> + AsMut<[f32]>,
     R: Rng + ?Sized,
 {
-    Ok(Physical::new(*params)?.run(map, rng)?)
+    // `&mut R` is itself a generator, so an unsized `R` (a `dyn Rng`) works too.
+    let mut rng = rng;
+    Physical::new(*params)?.run_with(map.view_mut(), &mut rng, RunOptions::default())
 }
 
 /// [`erode`] with a `Xoshiro256StarStar` seeded by `seed` (through

@@ -3,33 +3,22 @@
 
 use alloc::vec::Vec;
 
-use rand_core::SeedableRng;
+use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256StarStar;
 use rayon::prelude::*;
 
 use crate::blur::{BlurParams, blur_cells, blur_scratch};
 use crate::carry;
-use crate::error::{GridError, ParamError, check};
-use crate::grid::{Grid, Heightmap, try_copy};
+use crate::error::{Error, GridError, ParamError, check};
+use crate::grid::{Grid, GridMut, Heightmap, try_copy};
 use crate::hydrology::{Hydrology, HydrologyReport};
 use crate::normal::{EightFacet, NormalSampler};
 use crate::params::ErosionParams;
 use crate::physical::{Physical, tiled};
 use crate::progress::{Progress, Silent, Ticker};
 use crate::report::ErosionReport;
+use crate::simulator::{Mode, RunOptions, Simulator};
 use crate::snowball::{Snowball, SnowballParams};
-
-/// How each batch of a [`Parallel`] run moves its [`Physical`] droplets.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub enum InnerMode {
-    /// One droplet after another ([`Physical::run`]).
-    Sequential,
-    /// [`LOCKSTEP_LANES`](crate::LOCKSTEP_LANES) droplets at once
-    /// ([`Physical::run_lockstep`]), several times faster on one core (default).
-    #[default]
-    Lockstep,
-}
 
 /// How a [`Parallel`] run shares a [`Physical`] run's droplets between threads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -37,13 +26,13 @@ pub enum InnerMode {
 pub enum Layout {
     /// Coloured tiles (default): droplets run in the tile of the map they stand
     /// in, on the live map, tiles that do not overlap side by side (see
-    /// [`Parallel`]). Uses `tile_size`, `sweep_size` and `mode`. [`Hydrology`]
+    /// [`Parallel`]). Uses `tile_size`, `sweep_size` and the run's [`Mode`]. [`Hydrology`]
     /// runs always use tiles; [`Snowball`] runs use them when their sampler's
     /// reach is known and at most half a tile, and batches otherwise.
     #[default]
     Tiles,
     /// Fixed batches on a frozen map, their changes added in batch order (see
-    /// [`Parallel`]). Uses `batch_size`, `batches_per_round` and `mode`.
+    /// [`Parallel`]). Uses `batch_size`, `batches_per_round` and the run's [`Mode`].
     Batches,
 }
 
@@ -81,9 +70,6 @@ pub struct ParallelParams {
     /// would make the erosion unstable (see [`Parallel`]), so they are rejected
     /// until a merge that stays stable exists.
     pub batches_per_round: u32,
-    /// How [`Physical`] batches move their droplets; default
-    /// [`InnerMode::Lockstep`]. Snowball runs ignore it.
-    pub mode: InnerMode,
 }
 
 impl Default for ParallelParams {
@@ -94,7 +80,6 @@ impl Default for ParallelParams {
             sweep_size: 32_768,
             batch_size: 4096,
             batches_per_round: 2,
-            mode: InnerMode::Lockstep,
         }
     }
 }
@@ -128,7 +113,7 @@ impl ParallelParams {
 /// `Xoshiro256StarStar` seeded with a SplitMix64 mix of `(seed, sweep)`), each
 /// waiting in the tile it stands in, then gives every tile one **turn**, colour
 /// by colour: the tile runs its waiting droplets in order
-/// ([`mode`](ParallelParams::mode): one after another, or in lockstep) on a
+/// (the run's [`Mode`]: one after another, or in lockstep) on a
 /// copy of its zone, which is then written back. A droplet runs until it ends
 /// or until its next step would read beyond the zone; it then waits, as it
 /// stands, for the next turn of the tile it stands in. Only a tile's 8
@@ -223,7 +208,7 @@ impl ParallelParams {
 /// [`Hydrology::run_seeded`]) even on one thread. To compare results across
 /// machines, fix all the params.
 ///
-/// # Hydrology ([`run_hydrology`](Self::run_hydrology))
+/// # Hydrology
 ///
 /// [`Hydrology`] runs in tiles too, on copies of each zone's terrain, pool,
 /// stream, vegetation and visit layers. Each sweep starts one batch of
@@ -242,7 +227,7 @@ impl ParallelParams {
 /// descents or floods were taken on the whole map, against about 125 000
 /// waits at a zone's edge). A particle runs
 /// through several batches when it waits, and its visits count in the batch
-/// of the sweep they happen in. `sweep_size`, `layout` and `mode` do not
+/// of the sweep they happen in. `sweep_size`, `layout` and the mode do not
 /// apply; the layers carry over between runs as with [`Hydrology::run`].
 ///
 /// On the 512 x 512 reference map with 100 000 particles (tiles of 64, 2
@@ -259,10 +244,10 @@ impl ParallelParams {
 ///
 /// let mut map = fbm_terrain(128, 128, 1)?;
 /// let before = map.clone();
-/// let physical = Physical::new(ErosionParams { droplets: 20_000, ..ErosionParams::default() })?;
-/// let parallel = Parallel::new(ParallelParams { batch_size: 256, ..ParallelParams::default() })?;
+/// let mut physical = Physical::new(ErosionParams { droplets: 20_000, ..ErosionParams::default() })?;
+/// let parallel = Parallel::new(ParallelParams::default())?;
 /// // On the current rayon pool (the global one here; `ThreadPool::install` picks another).
-/// let report = parallel.run_physical(&physical, &mut map, 42)?;
+/// let report = parallel.run_seeded(&mut physical, &mut map, 42)?;
 /// assert!(MassBalance::of_run(&before, &map, &report).is_conserved());
 /// # Ok::<(), hydraulic_erosion::Error>(())
 /// ```
@@ -286,36 +271,67 @@ impl Parallel {
         &self.params
     }
 
-    /// Erodes `map` with `physical`'s droplets (its `params().droplets`), in
-    /// batches on the current rayon pool; see [`Parallel`].
+    /// Runs `model` over `map` on the current rayon pool (see [`Parallel`]),
+    /// as [`Simulator::run_with`] would one thread: the same params, the same
+    /// conservation, a report of the same kind, and the same bits for any
+    /// number of threads. The droplet streams are seeded by one `u64` drawn from
+    /// `rng`. `options.progress` is told once per sweep or round (from the
+    /// calling thread) and may stop the run there: the map is left balanced,
+    /// every droplet under way ends where it stands, and the report says
+    /// `cancelled`. `options.mode` sets how a tile's or a batch's `Physical`
+    /// droplets move ([`Mode::Sequential`] one after another, else in lockstep).
     ///
     /// # Errors
-    /// [`GridError::NonFinite`] if a cell is NaN or infinite; the map is untouched.
-    pub fn run_physical<St>(
+    /// As [`Simulator::run_with`]; the map (and a `Hydrology`'s layers) are
+    /// untouched on error.
+    pub fn run_with<M: Tiled + ?Sized>(
         &self,
-        physical: &Physical,
-        map: &mut Grid<St>,
-        seed: u64,
-    ) -> Result<ErosionReport, GridError>
-    where
-        St: AsRef<[f32]> + AsMut<[f32]>,
-    {
-        self.run_physical_with_progress(physical, map, seed, &mut Silent)
+        model: &mut M,
+        mut map: GridMut<'_>,
+        rng: &mut dyn Rng,
+        options: RunOptions<'_>,
+    ) -> Result<M::Report, Error> {
+        let seed = rng.next_u64();
+        let mut silent = Silent;
+        let progress = options.progress.unwrap_or(&mut silent);
+        model.run_parallel(self, &mut map, seed, progress, options.mode)
     }
 
-    /// [`run_physical`](Self::run_physical), reporting progress to `progress`
-    /// once per round (from the calling thread), which may stop the run between
-    /// rounds. A stopped run leaves the map balanced and its report counts the
-    /// droplets done, with `cancelled` set.
+    /// [`run_with`](Self::run_with) with the default options.
     ///
     /// # Errors
-    /// As [`run_physical`](Self::run_physical).
-    pub fn run_physical_with_progress<St, P>(
+    /// As [`run_with`](Self::run_with).
+    pub fn run<M, S, R>(&self, model: &mut M, map: &mut Grid<S>, rng: &mut R) -> Result<M::Report, Error>
+    where
+        M: Tiled + ?Sized,
+        S: AsRef<[f32]> + AsMut<[f32]>,
+        R: Rng + ?Sized,
+    {
+        let mut rng = rng;
+        self.run_with(model, map.view_mut(), &mut rng, RunOptions::default())
+    }
+
+    /// [`run`](Self::run) with a `Xoshiro256StarStar` seeded by `seed`, as
+    /// [`Simulator::run_seeded`].
+    ///
+    /// # Errors
+    /// As [`run_with`](Self::run_with).
+    pub fn run_seeded<M, S>(&self, model: &mut M, map: &mut Grid<S>, seed: u64) -> Result<M::Report, Error>
+    where
+        M: Tiled + ?Sized,
+        S: AsRef<[f32]> + AsMut<[f32]>,
+    {
+        self.run(model, map, &mut Xoshiro256StarStar::seed_from_u64(seed))
+    }
+
+    /// Physical's droplets on the pool, in tiles or batches (see [`Parallel`]).
+    fn physical<St, P>(
         &self,
         physical: &Physical,
         map: &mut Grid<St>,
         seed: u64,
         progress: &mut P,
+        lockstep: bool,
     ) -> Result<ErosionReport, GridError>
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
@@ -326,24 +342,21 @@ impl Parallel {
         if self.params.layout == Layout::Tiles {
             let mut ticker = Ticker::new(progress, total);
             let p = &self.params;
-            let tiling = tiled::Tiling {
-                tile: p.tile_size as usize,
-                sweep: u64::from(p.sweep_size),
-                lockstep: p.mode == InnerMode::Lockstep,
-            };
+            let tiling =
+                tiled::Tiling { tile: p.tile_size as usize, sweep: u64::from(p.sweep_size), lockstep };
             let report = tiled::run(physical, map, seed, tiling, &mut ticker, stream_seed);
             ticker.finish(report.droplets);
             return Ok(report);
         }
-        let mode = self.params.mode;
         let base = *physical.params();
         let (mut report, remainder) = self.drive(map, total, seed, progress, |copy, count, rng| {
             let droplets = u32::try_from(count).unwrap_or(u32::MAX);
             let batch = Physical::with_sampler(ErosionParams { droplets, ..base }, EightFacet)
                 .expect("a batch's params are the validated params with fewer droplets");
-            let result = match mode {
-                InnerMode::Sequential => batch.run(copy, rng),
-                InnerMode::Lockstep => batch.run_lockstep(copy, rng),
+            let result = if lockstep {
+                batch.run_lockstep(copy, rng, &mut Silent).expect("the 8-facet sampler has lanes")
+            } else {
+                batch.run_sequential(copy, rng, &mut Silent)
             };
             result.expect("the frozen map is finite")
         })?;
@@ -353,96 +366,8 @@ impl Parallel {
         Ok(report)
     }
 
-    /// Runs `hydrology`'s particles (its `params().particles`) over `map` in
-    /// coloured tiles of [`tile_size`](ParallelParams::tile_size) on the
-    /// current rayon pool, each sweep one batch of the stream map and the trees
-    /// (see [`Parallel`]). The layers change as in [`Hydrology::run`], which
-    /// this replaces; `layout`, `sweep_size`, `batch_size`,
-    /// `batches_per_round` and `mode` are not used.
-    ///
-    /// ```
-    /// use hydraulic_erosion::{Hydrology, HydrologyParams, MassBalance, Parallel, ParallelParams, fbm_terrain};
-    ///
-    /// let mut map = fbm_terrain(128, 128, 1)?;
-    /// let before = map.clone();
-    /// let params = HydrologyParams { particles: 5_000, ..HydrologyParams::default() };
-    /// let mut hydrology = Hydrology::new(params, 128, 128)?;
-    /// // Tiles of 32: 16 tiles, 4 of each colour, on a 128 x 128 map.
-    /// let parallel = Parallel::new(ParallelParams { tile_size: 32, ..ParallelParams::default() })?;
-    /// let report = parallel.run_hydrology(&mut hydrology, &mut map, 7)?;
-    /// assert!(MassBalance::of_run(&before, &map, &report.erosion).is_conserved());
-    /// assert!(report.is_water_balanced());
-    /// assert_eq!(report.erosion.droplets, 5_000);
-    /// # Ok::<(), hydraulic_erosion::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`Hydrology::run`]: [`GridError::SizeMismatch`] if `map` is not the
-    /// simulator's size, [`GridError::NonFinite`] for a NaN or infinite cell;
-    /// the map and the layers are untouched.
-    pub fn run_hydrology<St>(
-        &self,
-        hydrology: &mut Hydrology,
-        map: &mut Grid<St>,
-        seed: u64,
-    ) -> Result<HydrologyReport, GridError>
-    where
-        St: AsRef<[f32]> + AsMut<[f32]>,
-    {
-        self.run_hydrology_with_progress(hydrology, map, seed, &mut Silent)
-    }
-
-    /// [`run_hydrology`](Self::run_hydrology), reporting progress (in
-    /// particles ended) to `progress` once per sweep, which may stop the run
-    /// between sweeps. A stopped run ends every particle under way where it
-    /// stands (its load put down there, its water in `dropped`, counted in
-    /// `report.erosion.stopped`), leaves the map and the water balanced, and
-    /// sets `report.erosion.cancelled`.
-    ///
-    /// # Errors
-    /// As [`run_hydrology`](Self::run_hydrology).
-    pub fn run_hydrology_with_progress<St, P>(
-        &self,
-        hydrology: &mut Hydrology,
-        map: &mut Grid<St>,
-        seed: u64,
-        progress: &mut P,
-    ) -> Result<HydrologyReport, GridError>
-    where
-        St: AsRef<[f32]> + AsMut<[f32]>,
-        P: Progress + ?Sized,
-    {
-        hydrology.run_tiled(map, seed, self.params.tile_size as usize, progress, stream_seed)
-    }
-
-    /// Erodes `map` with `snowball`'s snowballs (its `params().count`), in
-    /// tiles (when its sampler's reach allows, see [`Parallel`]) or batches on
-    /// the current rayon pool. Tiles and batches run without the blur; if
-    /// `params().blur`, the map is blurred once at the end (as
-    /// [`blur`](crate::blur) with its defaults), unless the run was stopped.
-    ///
-    /// # Errors
-    /// [`GridError::NonFinite`] if a cell is NaN or infinite; the map is untouched.
-    pub fn run_snowball<S, St>(
-        &self,
-        snowball: &Snowball<S>,
-        map: &mut Grid<St>,
-        seed: u64,
-    ) -> Result<ErosionReport, GridError>
-    where
-        S: NormalSampler + Clone + Send + Sync,
-        St: AsRef<[f32]> + AsMut<[f32]>,
-    {
-        self.run_snowball_with_progress(snowball, map, seed, &mut Silent)
-    }
-
-    /// [`run_snowball`](Self::run_snowball) with progress reports and
-    /// cancellation, as
-    /// [`run_physical_with_progress`](Self::run_physical_with_progress).
-    ///
-    /// # Errors
-    /// As [`run_snowball`](Self::run_snowball).
-    pub fn run_snowball_with_progress<S, St, P>(
+    /// Snowball's snowballs on the pool, in tiles or batches (see [`Parallel`]).
+    fn snowball<S, St, P>(
         &self,
         snowball: &Snowball<S>,
         map: &mut Grid<St>,
@@ -472,7 +397,7 @@ impl Parallel {
                 let batch_params = SnowballParams { snowballs, blur: false, ..params };
                 let batch = Snowball::with_sampler(batch_params, inner.clone())
                     .expect("a batch's params are the validated params with fewer snowballs");
-                batch.run(copy, rng).expect("the frozen map is finite")
+                batch.run_with_progress(copy, rng, &mut Silent).expect("the frozen map is finite")
             })?,
         };
         let (width, height) = (map.width(), map.height());
@@ -572,6 +497,70 @@ impl Parallel {
         }
         ticker.finish(report.droplets);
         Ok((report, remainder))
+    }
+}
+
+/// A [`Simulator`] that [`Parallel`] runs on several threads with the same bits
+/// for any thread count: [`Physical`] with the 8-facet sampler, [`Snowball`]
+/// with any sampler (in tiles when its reach is known, in batches otherwise) and
+/// [`Hydrology`]. Sealed: the tiles need each model's own resumable droplet.
+pub trait Tiled: Simulator + sealed::Sealed {}
+
+impl<T: sealed::Sealed + ?Sized> Tiled for T {}
+
+mod sealed {
+    use super::*;
+
+    /// How a simulator runs on a [`Parallel`]'s pool.
+    pub trait Sealed: Simulator {
+        fn run_parallel(
+            &mut self,
+            parallel: &Parallel,
+            map: &mut GridMut<'_>,
+            seed: u64,
+            progress: &mut dyn Progress,
+            mode: Mode,
+        ) -> Result<Self::Report, Error>;
+    }
+
+    impl Sealed for Physical<EightFacet> {
+        fn run_parallel(
+            &mut self,
+            parallel: &Parallel,
+            map: &mut GridMut<'_>,
+            seed: u64,
+            progress: &mut dyn Progress,
+            mode: Mode,
+        ) -> Result<ErosionReport, Error> {
+            Ok(parallel.physical(self, map, seed, progress, mode != Mode::Sequential)?)
+        }
+    }
+
+    impl<S: NormalSampler + Clone + Send + Sync> Sealed for Snowball<S> {
+        fn run_parallel(
+            &mut self,
+            parallel: &Parallel,
+            map: &mut GridMut<'_>,
+            seed: u64,
+            progress: &mut dyn Progress,
+            _: Mode,
+        ) -> Result<ErosionReport, Error> {
+            Ok(parallel.snowball(self, map, seed, progress)?)
+        }
+    }
+
+    impl Sealed for Hydrology {
+        fn run_parallel(
+            &mut self,
+            parallel: &Parallel,
+            map: &mut GridMut<'_>,
+            seed: u64,
+            progress: &mut dyn Progress,
+            _: Mode,
+        ) -> Result<HydrologyReport, Error> {
+            let tile = parallel.params.tile_size as usize;
+            Ok(self.run_tiled(map, seed, tile, progress, stream_seed)?)
+        }
     }
 }
 

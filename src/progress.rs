@@ -18,15 +18,16 @@ pub enum Control {
 ///
 /// ```
 /// use hydraulic_erosion::rand_core::SeedableRng;
-/// use hydraulic_erosion::{Control, ErosionParams, Physical, fbm_terrain};
+/// use hydraulic_erosion::{Control, ErosionParams, Physical, RunOptions, Simulator, fbm_terrain};
 /// use rand_xoshiro::Xoshiro256StarStar;
 ///
 /// let mut map = fbm_terrain(64, 64, 1)?;
-/// let physical = Physical::new(ErosionParams { droplets: 100_000, ..Default::default() })?;
+/// let mut physical = Physical::new(ErosionParams { droplets: 100_000, ..Default::default() })?;
 /// let mut rng = Xoshiro256StarStar::seed_from_u64(1);
 /// // Stop after about a tenth of the droplets.
 /// let mut progress = |done: u64, total: u64| if done * 10 >= total { Control::Stop } else { Control::Continue };
-/// let report = physical.run_with_progress(&mut map, &mut rng, &mut progress)?;
+/// let options = RunOptions::default().with_progress(&mut progress);
+/// let report = physical.run_with(map.view_mut(), &mut rng, options)?;
 /// assert!(report.cancelled && report.droplets < 100_000);
 /// # Ok::<(), hydraulic_erosion::Error>(())
 /// ```

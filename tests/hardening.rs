@@ -22,7 +22,8 @@ use hydraulic_erosion::{
     Hydrology, HydrologyParams, MassBalance, Offset, Physical, Sampler, Snowball, SnowballParams, blur,
 };
 #[cfg(feature = "parallel")]
-use hydraulic_erosion::{InnerMode, Layout, Parallel, ParallelParams};
+use hydraulic_erosion::{Layout, Parallel, ParallelParams};
+use hydraulic_erosion::{Mode, RunOptions, Simulator};
 use proptest::prelude::*;
 use rand_xoshiro::Xoshiro256StarStar;
 
@@ -294,25 +295,18 @@ fn arb_sampler() -> impl Strategy<Value = Sampler> {
 /// Parallel params over their whole ranges: both layouts, both inner modes,
 /// tiles from 8 cells to larger than any map.
 #[cfg(feature = "parallel")]
-fn arb_parallel() -> impl Strategy<Value = Parallel> {
+fn arb_parallel() -> impl Strategy<Value = (Parallel, Mode)> {
     (
         prop_oneof![Just(Layout::Tiles), Just(Layout::Batches)],
-        prop_oneof![Just(InnerMode::Sequential), Just(InnerMode::Lockstep)],
+        prop_oneof![Just(Mode::Sequential), Just(Mode::Lockstep)],
         prop_oneof![4 => 8u32..40, 1 => Just(1u32 << 24)],
         prop_oneof![4 => 1u32..200, 1 => Just(1u32 << 24)],
         prop_oneof![4 => 1u32..64, 1 => Just(1u32 << 24)],
         1u32..=2,
     )
         .prop_map(|(layout, mode, tile_size, sweep_size, batch_size, batches_per_round)| {
-            Parallel::new(ParallelParams {
-                layout,
-                mode,
-                tile_size,
-                sweep_size,
-                batch_size,
-                batches_per_round,
-            })
-            .unwrap()
+            let params = ParallelParams { layout, tile_size, sweep_size, batch_size, batches_per_round };
+            (Parallel::new(params).unwrap(), mode)
         })
 }
 
@@ -321,7 +315,7 @@ proptest! {
 
     #[test]
     fn physical_sequential_survives(map in arb_map(), p in arb_physical(), sampler in arb_sampler(), seed in any::<u64>()) {
-        let physical = Physical::with_sampler(p, sampler).unwrap();
+        let mut physical = Physical::with_sampler(p, sampler).unwrap();
         let (mut a, mut b) = (map.clone(), map.clone());
         let report = physical.run_seeded(&mut a, seed).unwrap();
         physical.run_seeded(&mut b, seed).unwrap();
@@ -332,10 +326,10 @@ proptest! {
 
     #[test]
     fn physical_lockstep_survives(map in arb_map(), p in arb_physical(), seed in any::<u64>()) {
-        let physical = Physical::new(p).unwrap();
+        let mut physical = Physical::new(p).unwrap();
         let (mut a, mut b) = (map.clone(), map.clone());
-        let report = physical.run_lockstep(&mut a, &mut Xoshiro256StarStar::seed_from_u64(seed)).unwrap();
-        physical.run_lockstep(&mut b, &mut Xoshiro256StarStar::seed_from_u64(seed)).unwrap();
+        let report = physical.run_with(a.view_mut(), &mut Xoshiro256StarStar::seed_from_u64(seed), RunOptions::default().with_mode(Mode::Lockstep)).unwrap();
+        physical.run_with(b.view_mut(), &mut Xoshiro256StarStar::seed_from_u64(seed), RunOptions::default().with_mode(Mode::Lockstep)).unwrap();
         prop_assert_eq!(common::map_hash(&a), common::map_hash(&b));
         balanced(&map, &a, &report)?;
     }
@@ -343,7 +337,7 @@ proptest! {
     #[test]
     fn snowball_survives(map in arb_map(), p in arb_snowball(), seed in any::<u64>()) {
         let p = snowball_for(p, map.width(), map.height());
-        let snowball = Snowball::new(p).unwrap();
+        let mut snowball = Snowball::new(p).unwrap();
         let (mut a, mut b) = (map.clone(), map.clone());
         let report = snowball.run_seeded(&mut a, seed).unwrap();
         snowball.run_seeded(&mut b, seed).unwrap();
@@ -380,10 +374,10 @@ proptest! {
 
     #[cfg(feature = "parallel")]
     #[test]
-    fn tiled_hydrology_survives(map in arb_map(), p in arb_hydrology(), parallel in arb_parallel(), seed in any::<u64>()) {
+    fn tiled_hydrology_survives(map in arb_map(), p in arb_hydrology(), (parallel, mode) in arb_parallel(), seed in any::<u64>()) {
         let (a, (report, finite)) = same_on_1_and_2_threads(&map, |pool, after| {
             let mut h = Hydrology::new(p, map.width(), map.height()).unwrap();
-            let report = pool.install(|| parallel.run_hydrology(&mut h, after, seed)).unwrap();
+            let report = pool.install(|| parallel.run_with(&mut h, after.view_mut(), &mut Xoshiro256StarStar::seed_from_u64(seed), RunOptions::default().with_mode(mode))).unwrap();
             (report, [h.stream(), h.pool(), h.vegetation()].map(common::all_finite))
         })?;
         balanced(&map, &a, &report.erosion)?;
@@ -394,21 +388,21 @@ proptest! {
 
     #[cfg(feature = "parallel")]
     #[test]
-    fn parallel_physical_survives(map in arb_map(), p in arb_physical(), parallel in arb_parallel(), seed in any::<u64>()) {
+    fn parallel_physical_survives(map in arb_map(), p in arb_physical(), (parallel, mode) in arb_parallel(), seed in any::<u64>()) {
         let physical = Physical::new(p).unwrap();
         let (a, report) = same_on_1_and_2_threads(&map, |pool, after| {
-            pool.install(|| parallel.run_physical(&physical, after, seed)).unwrap()
+            pool.install(|| parallel.run_with(&mut physical.clone(), after.view_mut(), &mut Xoshiro256StarStar::seed_from_u64(seed), RunOptions::default().with_mode(mode))).unwrap()
         })?;
         balanced(&map, &a, &report)?;
     }
 
     #[cfg(feature = "parallel")]
     #[test]
-    fn parallel_snowball_survives(map in arb_map(), p in arb_snowball(), parallel in arb_parallel(), seed in any::<u64>()) {
+    fn parallel_snowball_survives(map in arb_map(), p in arb_snowball(), (parallel, mode) in arb_parallel(), seed in any::<u64>()) {
         let p = snowball_for(p, map.width(), map.height());
         let snowball = Snowball::new(p).unwrap();
         let (a, report) = same_on_1_and_2_threads(&map, |pool, after| {
-            pool.install(|| parallel.run_snowball(&snowball, after, seed)).unwrap()
+            pool.install(|| parallel.run_with(&mut snowball.clone(), after.view_mut(), &mut Xoshiro256StarStar::seed_from_u64(seed), RunOptions::default().with_mode(mode))).unwrap()
         })?;
         balanced(&map, &a, &report)?;
         let expected = if map.width() < 3 || map.height() < 3 { 0 } else { p.count(map.width(), map.height()) };
@@ -440,12 +434,16 @@ fn bad_input_table() {
         let mut map = Heightmap::filled(8, 8, 0.5).unwrap();
         map[(3, 4)] = bad;
         let copy = map.clone();
-        let non_finite = |e: GridError| matches!(e, GridError::NonFinite { x: 3, y: 4 });
+        let non_finite = |e: Error| matches!(e, Error::Grid(GridError::NonFinite { x: 3, y: 4 }));
         assert!(non_finite(
             Physical::new(ErosionParams::default()).unwrap().run_seeded(&mut map, 1).unwrap_err()
         ));
         let mut rng = Xoshiro256StarStar::seed_from_u64(1);
-        let lockstep = Physical::new(ErosionParams::default()).unwrap().run_lockstep(&mut map, &mut rng);
+        let lockstep = Physical::new(ErosionParams::default()).unwrap().run_with(
+            map.view_mut(),
+            &mut rng,
+            RunOptions::default().with_mode(Mode::Lockstep),
+        );
         assert!(non_finite(lockstep.unwrap_err()));
         assert!(non_finite(
             Snowball::new(SnowballParams::default()).unwrap().run_seeded(&mut map, 1).unwrap_err()
@@ -461,7 +459,7 @@ fn bad_input_table() {
     // A map of another size than the Hydrology's layers.
     let mut map = Heightmap::filled(8, 8, 0.5).unwrap();
     let mut h = Hydrology::new(HydrologyParams::default(), 9, 8).unwrap();
-    assert!(matches!(h.run_seeded(&mut map, 1), Err(GridError::SizeMismatch { .. })));
+    assert!(matches!(h.run_seeded(&mut map, 1), Err(Error::Grid(GridError::SizeMismatch { .. }))));
     // Params: NaN, infinite, negative, zero, absurd; a step limit of zero.
     let physical_rows: [(ErosionParams, &str); 7] = [
         (ErosionParams { dt: f32::NAN, ..Default::default() }, "dt"),
@@ -527,28 +525,53 @@ fn u32_max_droplets_are_cancellable() {
         assert_eq!(total, u64::from(u32::MAX));
         if done >= 1_000 { Control::Stop } else { Control::Continue }
     };
-    let physical = Physical::new(ErosionParams { droplets: u32::MAX, ..Default::default() }).unwrap();
+    let mut physical = Physical::new(ErosionParams { droplets: u32::MAX, ..Default::default() }).unwrap();
     let mut after = map.clone();
     let mut rng = Xoshiro256StarStar::seed_from_u64(1);
-    let report = physical.run_with_progress(&mut after, &mut rng, &mut stop_soon).unwrap();
+    let report = physical
+        .run_with(
+            after.view_mut(),
+            &mut rng,
+            RunOptions::default().with_mode(Mode::Sequential).with_progress(&mut stop_soon),
+        )
+        .unwrap();
     assert!(report.cancelled && report.droplets < 2_000);
     assert!(MassBalance::new(&map, &after, report.outflow).is_conserved());
 
     let mut after = map.clone();
-    let report = physical.run_lockstep_with_progress(&mut after, &mut rng, &mut stop_soon).unwrap();
+    let report = physical
+        .run_with(
+            after.view_mut(),
+            &mut rng,
+            RunOptions::default().with_mode(Mode::Lockstep).with_progress(&mut stop_soon),
+        )
+        .unwrap();
     assert!(report.cancelled && report.droplets < 2_000);
     assert!(MassBalance::new(&map, &after, report.outflow).is_conserved());
 
-    let snowball = Snowball::new(SnowballParams { snowballs: Some(u32::MAX), ..Default::default() }).unwrap();
+    let mut snowball =
+        Snowball::new(SnowballParams { snowballs: Some(u32::MAX), ..Default::default() }).unwrap();
     let mut after = map.clone();
-    let report = snowball.run_with_progress(&mut after, &mut rng, &mut stop_soon).unwrap();
+    let report = snowball
+        .run_with(
+            after.view_mut(),
+            &mut rng,
+            RunOptions::default().with_mode(Mode::Sequential).with_progress(&mut stop_soon),
+        )
+        .unwrap();
     assert!(report.cancelled && report.droplets < 2_000);
     assert!(MassBalance::new(&map, &after, report.outflow).is_conserved());
 
     let mut hydrology =
         Hydrology::new(HydrologyParams { particles: u32::MAX, ..Default::default() }, 32, 32).unwrap();
     let mut after = map.clone();
-    let report = hydrology.run_with_progress(&mut after, &mut rng, &mut stop_soon).unwrap();
+    let report = hydrology
+        .run_with(
+            after.view_mut(),
+            &mut rng,
+            RunOptions::default().with_mode(Mode::Sequential).with_progress(&mut stop_soon),
+        )
+        .unwrap();
     assert!(report.erosion.cancelled && report.erosion.droplets < 2_000);
     assert!(MassBalance::new(&map, &after, report.erosion.outflow).is_conserved());
     assert!(report.is_water_balanced());

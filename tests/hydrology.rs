@@ -11,6 +11,7 @@ use hydraulic_erosion::{
     Control, Error, GridError, Heightmap, Hydrology, HydrologyParams, HydrologyReport, MassBalance,
     PROGRESS_INTERVAL, fbm_terrain,
 };
+use hydraulic_erosion::{Mode, RunOptions, Simulator};
 use proptest::prelude::*;
 use rand_xoshiro::Xoshiro256StarStar;
 
@@ -363,7 +364,13 @@ fn progress_reports_and_cancels_leaving_the_books_balanced() {
         if done >= 3 * PROGRESS_INTERVAL { Control::Stop } else { Control::Continue }
     };
     let mut rng = Xoshiro256StarStar::seed_from_u64(9);
-    let report = h.run_with_progress(&mut map, &mut rng, &mut progress).unwrap();
+    let report = h
+        .run_with(
+            map.view_mut(),
+            &mut rng,
+            RunOptions::default().with_mode(Mode::Sequential).with_progress(&mut progress),
+        )
+        .unwrap();
     let n = 3 * PROGRESS_INTERVAL;
     assert!(report.erosion.cancelled);
     assert_eq!(report.erosion.droplets, n);
@@ -387,13 +394,13 @@ fn bad_maps_are_rejected_untouched_and_tiny_maps_erode_to_themselves() {
     let mut map = fbm_terrain(16, 16, 1).unwrap();
     map[(5, 9)] = f32::INFINITY;
     let copy = map.clone();
-    assert_eq!(h.run_seeded(&mut map, 1), Err(GridError::NonFinite { x: 5, y: 9 }));
+    assert_eq!(h.run_seeded(&mut map, 1), Err(Error::Grid(GridError::NonFinite { x: 5, y: 9 })));
     assert_eq!(
         map.cells().iter().map(|c| c.to_bits()).collect::<Vec<_>>(),
         copy.cells().iter().map(|c| c.to_bits()).collect::<Vec<_>>()
     );
     let mut other = fbm_terrain(16, 17, 1).unwrap();
-    assert!(matches!(h.run_seeded(&mut other, 1), Err(GridError::SizeMismatch { .. })));
+    assert!(matches!(h.run_seeded(&mut other, 1), Err(Error::Grid(GridError::SizeMismatch { .. }))));
     assert!(h.stream().cells().iter().all(|&s| s == 0.0));
 
     for (w, hgt) in [(1, 1), (2, 2), (1, 9), (9, 2)] {

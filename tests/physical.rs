@@ -10,6 +10,7 @@ use hydraulic_erosion::rand_core::{Rng, SeedableRng, TryRng};
 use hydraulic_erosion::{
     ErosionParams, Error, Fate, GridError, Heightmap, MassBalance, Physical, erode, erode_seeded, fbm_terrain,
 };
+use hydraulic_erosion::{Mode, RunOptions, Simulator};
 use proptest::prelude::*;
 use rand_xoshiro::Xoshiro256StarStar;
 
@@ -211,7 +212,7 @@ fn pit_safe_erosion_never_cuts_a_cell_below_its_neighbours() {
 #[test]
 fn a_trace_is_the_run_of_one_droplet() {
     let before = fbm_terrain(48, 48, 2).unwrap();
-    let physical = Physical::new(params(1)).unwrap();
+    let mut physical = Physical::new(params(1)).unwrap();
     // unit_f32 gives k / 2^24; times 48 cells.
     let (kx, ky) = (9_000_000_u64, 5_000_000_u64);
     let start = Vec2::new(kx as f32 / 16_777_216.0 * 48.0, ky as f32 / 16_777_216.0 * 48.0);
@@ -395,8 +396,8 @@ proptest! {
     #[test]
     fn lockstep_conserves_sediment_on_any_map(map in arb_map(), p in arb_params(), seed in any::<u64>()) {
         let mut after = map.clone();
-        let physical = Physical::new(p).unwrap();
-        let report = physical.run_lockstep(&mut after, &mut Xoshiro256StarStar::seed_from_u64(seed)).unwrap();
+        let mut physical = Physical::new(p).unwrap();
+        let report = physical.run_with(after.view_mut(), &mut Xoshiro256StarStar::seed_from_u64(seed), RunOptions::default().with_mode(Mode::Lockstep)).unwrap();
         prop_assert!(common::all_finite(&after));
         let balance = MassBalance::new(&map, &after, report.outflow);
         prop_assert!(balance.is_conserved(), "{:?} {:?}", balance, report);
@@ -421,14 +422,20 @@ fn progress_reports_and_cancels_leaving_the_map_balanced() {
     use hydraulic_erosion::{Control, PROGRESS_INTERVAL};
     let mut map = hydraulic_erosion::fbm_terrain(48, 48, 3).unwrap();
     let before = map.clone();
-    let physical = Physical::new(ErosionParams { droplets: 10_000, ..Default::default() }).unwrap();
+    let mut physical = Physical::new(ErosionParams { droplets: 10_000, ..Default::default() }).unwrap();
     let mut calls = Vec::new();
     let mut progress = |done: u64, total: u64| {
         calls.push((done, total));
         if done >= 3 * PROGRESS_INTERVAL { Control::Stop } else { Control::Continue }
     };
     let mut rng = Xoshiro256StarStar::seed_from_u64(9);
-    let report = physical.run_with_progress(&mut map, &mut rng, &mut progress).unwrap();
+    let report = physical
+        .run_with(
+            map.view_mut(),
+            &mut rng,
+            RunOptions::default().with_mode(Mode::Sequential).with_progress(&mut progress),
+        )
+        .unwrap();
     assert!(report.cancelled);
     assert_eq!(report.droplets, 3 * PROGRESS_INTERVAL);
     let p = PROGRESS_INTERVAL;
@@ -437,8 +444,10 @@ fn progress_reports_and_cancels_leaving_the_map_balanced() {
 
     // The cancelled run did exactly the first droplets of the full run.
     let mut partial = before.clone();
-    let three = Physical::new(ErosionParams { droplets: 3 * p as u32, ..Default::default() }).unwrap();
-    let full = three.run_seeded(&mut partial, 9).unwrap();
+    let mut three = Physical::new(ErosionParams { droplets: 3 * p as u32, ..Default::default() }).unwrap();
+    let sequential = RunOptions::default().with_mode(Mode::Sequential);
+    let full =
+        three.run_with(partial.view_mut(), &mut Xoshiro256StarStar::seed_from_u64(9), sequential).unwrap();
     assert_eq!(partial, map);
     assert_eq!(full.steps, report.steps);
     assert!(!full.cancelled);
@@ -447,14 +456,17 @@ fn progress_reports_and_cancels_leaving_the_map_balanced() {
 #[test]
 fn lockstep_is_deterministic_and_erodes_like_the_sequential_mode() {
     let start = hydraulic_erosion::fbm_terrain(96, 96, 2).unwrap();
-    let physical = Physical::new(params(4_000)).unwrap();
-    let run = |lockstep: bool| {
+    let mut physical = Physical::new(params(4_000)).unwrap();
+    let mut run = |lockstep: bool| {
         let mut map = start.clone();
         let mut rng = Xoshiro256StarStar::seed_from_u64(3);
         let report = if lockstep {
-            physical.run_lockstep(&mut map, &mut rng).unwrap()
+            physical
+                .run_with(map.view_mut(), &mut rng, RunOptions::default().with_mode(Mode::Lockstep))
+                .unwrap()
         } else {
-            physical.run(&mut map, &mut rng).unwrap()
+            let sequential = RunOptions::default().with_mode(Mode::Sequential);
+            physical.run_with(map.view_mut(), &mut rng, sequential).unwrap()
         };
         (map, report)
     };
@@ -479,11 +491,17 @@ fn lockstep_runs_cancel_with_the_map_balanced() {
     use hydraulic_erosion::{Control, PROGRESS_INTERVAL};
     let mut map = hydraulic_erosion::fbm_terrain(48, 48, 3).unwrap();
     let before = map.clone();
-    let physical = Physical::new(params(10_000)).unwrap();
+    let mut physical = Physical::new(params(10_000)).unwrap();
     let mut stop =
         |done: u64, _: u64| if done >= PROGRESS_INTERVAL { Control::Stop } else { Control::Continue };
     let mut rng = Xoshiro256StarStar::seed_from_u64(9);
-    let report = physical.run_lockstep_with_progress(&mut map, &mut rng, &mut stop).unwrap();
+    let report = physical
+        .run_with(
+            map.view_mut(),
+            &mut rng,
+            RunOptions::default().with_mode(Mode::Lockstep).with_progress(&mut stop),
+        )
+        .unwrap();
     assert!(report.cancelled);
     assert!(report.droplets >= PROGRESS_INTERVAL && report.droplets < 10_000, "{report:?}");
     assert!(report.stopped > 0);

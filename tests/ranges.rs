@@ -11,6 +11,7 @@ use hydraulic_erosion::{
 };
 #[cfg(feature = "parallel")]
 use hydraulic_erosion::{Layout, Parallel, ParallelParams};
+use hydraulic_erosion::{Mode, RunOptions, Simulator};
 use proptest::prelude::*;
 use rand_xoshiro::Xoshiro256StarStar;
 
@@ -30,17 +31,22 @@ fn tiny_density_does_not_panic_in_any_mode() {
             let report = erode_seeded(&mut map, &params, seed).unwrap();
             assert!(MassBalance::of_run(&before, &map, &report).is_conserved());
 
-            let physical = Physical::new(params).unwrap();
+            let mut physical = Physical::new(params).unwrap();
             let mut map = before.clone();
-            let report =
-                physical.run_lockstep(&mut map, &mut Xoshiro256StarStar::seed_from_u64(seed)).unwrap();
+            let report = physical
+                .run_with(
+                    map.view_mut(),
+                    &mut Xoshiro256StarStar::seed_from_u64(seed),
+                    RunOptions::default().with_mode(Mode::Lockstep),
+                )
+                .unwrap();
             assert!(MassBalance::of_run(&before, &map, &report).is_conserved());
 
             #[cfg(feature = "parallel")]
             for layout in [Layout::Tiles, Layout::Batches] {
                 let parallel = Parallel::new(ParallelParams { layout, ..Default::default() }).unwrap();
                 let mut map = before.clone();
-                let report = parallel.run_physical(&physical, &mut map, seed).unwrap();
+                let report = parallel.run_seeded(&mut physical.clone(), &mut map, seed).unwrap();
                 assert!(MassBalance::of_run(&before, &map, &report).is_conserved());
             }
 
@@ -131,7 +137,7 @@ fn zero_snowballs_leave_the_map_unchanged() {
             let parallel = Parallel::new(ParallelParams { layout, ..Default::default() }).unwrap();
             let snowball = Snowball::new(params).unwrap();
             let mut map = before.clone();
-            parallel.run_snowball(&snowball, &mut map, 1).unwrap();
+            parallel.run_seeded(&mut snowball.clone(), &mut map, 1).unwrap();
             assert_eq!(map, before);
         }
     }
@@ -145,7 +151,12 @@ fn size_mismatch_names_the_sizes() {
     let err = h.run_seeded(&mut map, 1).unwrap_err();
     assert_eq!(
         err,
-        GridError::SizeMismatch { expected_width: 8, expected_height: 4, actual_width: 4, actual_height: 8 }
+        Error::Grid(GridError::SizeMismatch {
+            expected_width: 8,
+            expected_height: 4,
+            actual_width: 4,
+            actual_height: 8
+        })
     );
     assert_eq!(err.to_string(), "grid is 4x8, but 8x4 is needed");
     let mut layer = Heightmap::new(8, 4).unwrap();
@@ -160,11 +171,17 @@ fn dyn_fn_mut_is_a_progress() {
         calls += 1;
         if done * 2 >= total { Control::Stop } else { Control::Continue }
     };
-    let callback: &mut dyn FnMut(u64, u64) -> Control = &mut stop_at_half;
-    let physical = Physical::new(ErosionParams { droplets: 2_048, ..Default::default() }).unwrap();
+    let mut callback: &mut dyn FnMut(u64, u64) -> Control = &mut stop_at_half;
+    let mut physical = Physical::new(ErosionParams { droplets: 2_048, ..Default::default() }).unwrap();
     let mut map = hydraulic_erosion::fbm_terrain(32, 32, 1).unwrap();
     let mut rng = Xoshiro256StarStar::seed_from_u64(1);
-    let report = physical.run_with_progress(&mut map, &mut rng, callback).unwrap();
+    let report = physical
+        .run_with(
+            map.view_mut(),
+            &mut rng,
+            RunOptions::default().with_mode(Mode::Sequential).with_progress(&mut callback),
+        )
+        .unwrap();
     assert!(report.cancelled);
     assert_eq!(report.droplets, 1_024);
     assert!(calls >= 4);

@@ -8,6 +8,7 @@ use hydraulic_erosion::{
     BlurParams, EightFacet, Error, GridError, Heightmap, MassBalance, Snowball, SnowballParams, blur,
     fbm_terrain, island_terrain,
 };
+use hydraulic_erosion::{Mode, RunOptions, Simulator};
 use proptest::prelude::*;
 use rand_xoshiro::Xoshiro256StarStar;
 
@@ -45,7 +46,7 @@ fn pits(map: &Heightmap) -> usize {
 fn a_default_run_on_an_island_erodes_and_balances() {
     let before = island(128, 3, 10.0);
     let mut map = before.clone();
-    let snowball = Snowball::new(SnowballParams::default()).unwrap();
+    let mut snowball = Snowball::new(SnowballParams::default()).unwrap();
     let report = snowball.run_seeded(&mut map, 5).unwrap();
     // 0.4 snowballs per cell.
     assert_eq!(report.droplets, 6_554);
@@ -78,8 +79,8 @@ fn the_count_is_per_cell_or_exact() {
 #[test]
 fn same_seed_same_bits_other_seed_other_bits() {
     let base = island(64, 1, 10.0);
-    let snowball = Snowball::new(params(2_000)).unwrap();
-    let run = |seed| {
+    let mut snowball = Snowball::new(params(2_000)).unwrap();
+    let mut run = |seed| {
         let mut map = base.clone();
         let report = snowball.run_seeded(&mut map, seed).unwrap();
         (common::map_hash(&map), report)
@@ -234,7 +235,7 @@ fn non_finite_maps_are_rejected_untouched() {
     map[(5, 9)] = f32::NEG_INFINITY;
     let bits: Vec<u32> = map.cells().iter().map(|h| h.to_bits()).collect();
     let err = Snowball::new(params(100)).unwrap().run_seeded(&mut map, 1).unwrap_err();
-    assert_eq!(err, GridError::NonFinite { x: 5, y: 9 });
+    assert_eq!(err, Error::Grid(GridError::NonFinite { x: 5, y: 9 }));
     assert_eq!(map.cells().iter().map(|h| h.to_bits()).collect::<Vec<_>>(), bits);
 }
 
@@ -309,14 +310,20 @@ fn progress_reports_and_cancels_leaving_the_map_balanced() {
     use hydraulic_erosion::{Control, PROGRESS_INTERVAL};
     let before = island(64, 3, 10.0);
     let mut map = before.clone();
-    let snowball = Snowball::new(params(10_000)).unwrap();
+    let mut snowball = Snowball::new(params(10_000)).unwrap();
     let mut calls = Vec::new();
     let mut progress = |done: u64, total: u64| {
         calls.push((done, total));
         if done >= 3 * PROGRESS_INTERVAL { Control::Stop } else { Control::Continue }
     };
     let mut rng = Xoshiro256StarStar::seed_from_u64(9);
-    let report = snowball.run_with_progress(&mut map, &mut rng, &mut progress).unwrap();
+    let report = snowball
+        .run_with(
+            map.view_mut(),
+            &mut rng,
+            RunOptions::default().with_mode(Mode::Sequential).with_progress(&mut progress),
+        )
+        .unwrap();
     assert!(report.cancelled);
     assert_eq!(report.droplets, 3 * PROGRESS_INTERVAL);
     let p = PROGRESS_INTERVAL;
@@ -325,7 +332,7 @@ fn progress_reports_and_cancels_leaving_the_map_balanced() {
 
     // The cancelled run did exactly the first snowballs of the full run, unblurred.
     let mut partial = before.clone();
-    let three = Snowball::new(SnowballParams { blur: false, ..params(3 * p as u32) }).unwrap();
+    let mut three = Snowball::new(SnowballParams { blur: false, ..params(3 * p as u32) }).unwrap();
     let full = three.run_seeded(&mut partial, 9).unwrap();
     assert_eq!(partial, map);
     assert_eq!(full.steps, report.steps);
@@ -424,7 +431,7 @@ proptest! {
 
     #[test]
     fn runs_are_deterministic(map in arb_map(), p in arb_params(), seed in any::<u64>()) {
-        let snowball = Snowball::new(p).unwrap();
+        let mut snowball = Snowball::new(p).unwrap();
         let mut a = map.clone();
         let mut b = map.clone();
         let ra = snowball.run_seeded(&mut a, seed).unwrap();

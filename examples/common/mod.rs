@@ -13,6 +13,7 @@ use hydraulic_erosion::{
     ErosionParams, ErosionReport, HeightRange, Heightmap, Hillshade, Hydrology, HydrologyParams, MassBalance,
     Overlays, Physical, Progress, Snowball, SnowballParams, erosion_map, write_heightmap,
 };
+use hydraulic_erosion::{RunOptions, Simulator};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand_xoshiro::Xoshiro256StarStar;
 
@@ -66,25 +67,29 @@ impl Model {
         seed: u64,
         progress: &mut dyn Progress,
     ) -> Result<Outcome, String> {
-        let mut rng = Xoshiro256StarStar::seed_from_u64(seed);
+        // Any model through the one `Simulator` entry point, in the default
+        // (fastest) mode.
+        let mut run = |model: &mut dyn Simulator<Report = _>| {
+            let mut rng = Xoshiro256StarStar::seed_from_u64(seed);
+            let options = RunOptions::default().with_progress(&mut *progress);
+            model.run_with(map.view_mut(), &mut rng, options).map_err(|e| e.to_string())
+        };
         match self {
             Self::Physical(params) => {
-                let physical = Physical::new(*params).map_err(|e| e.to_string())?;
-                let report =
-                    physical.run_with_progress(map, &mut rng, progress).map_err(|e| e.to_string())?;
+                let report = run(&mut Physical::new(*params).map_err(|e| e.to_string())?)?;
                 Ok(Outcome { report, water: None, streams: None })
             }
             Self::Snowball(params) => {
-                let snowball = Snowball::new(*params).map_err(|e| e.to_string())?;
-                let report =
-                    snowball.run_with_progress(map, &mut rng, progress).map_err(|e| e.to_string())?;
+                let report = run(&mut Snowball::new(*params).map_err(|e| e.to_string())?)?;
                 Ok(Outcome { report, water: None, streams: None })
             }
             Self::Hydrology(params) => {
                 let mut hydrology =
                     Hydrology::new(*params, map.width(), map.height()).map_err(|e| e.to_string())?;
+                let mut rng = Xoshiro256StarStar::seed_from_u64(seed);
+                let options = RunOptions::default().with_progress(progress);
                 let report =
-                    hydrology.run_with_progress(map, &mut rng, progress).map_err(|e| e.to_string())?;
+                    hydrology.run_with(map.view_mut(), &mut rng, options).map_err(|e| e.to_string())?;
                 println!(
                     "water: rain {:.3}, pooled {:.3}, evaporated {:.3}, outflow {:.3}, dropped {:.3}; error {:.3e} ({})",
                     report.rain,

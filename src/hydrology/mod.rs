@@ -20,18 +20,18 @@ pub use timing::PhaseTimes;
 use alloc::vec::Vec;
 
 use glam::Vec2;
-use rand_core::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256StarStar;
+use rand_core::Rng;
 
 use self::descend::Descent;
 use self::flood::{Flood, FloodScratch};
 use self::timing::Mark;
 use self::world::{Constants, End, Particle, World};
 use crate::error::{Error, GridError};
-use crate::grid::{Grid, Heightmap, try_filled};
+use crate::grid::{Grid, GridMut, Heightmap, try_filled};
 use crate::progress::{Progress, Silent, Ticker};
 use crate::random::unit_f32;
 use crate::reach::Reach;
+use crate::simulator::{RunOptions, Simulator};
 
 /// The hydrology simulator of seed 002: particle erosion coupled to a stream map,
 /// a pool map and a vegetation map, which it owns and keeps between runs.
@@ -75,7 +75,7 @@ use crate::reach::Reach;
 ///
 /// # Threads
 ///
-/// With the `parallel` feature, `Parallel::run_hydrology` runs the particles in
+/// With the `parallel` feature, `Parallel::run` runs the particles in
 /// coloured tiles on a rayon pool, with the same bits for any thread count
 /// (not those of [`run`](Self::run)); the layers are the same and carry over
 /// between runs of either kind.
@@ -90,7 +90,7 @@ use crate::reach::Reach;
 /// bits with `std` or `libm`.
 ///
 /// ```
-/// use hydraulic_erosion::{Hydrology, HydrologyParams, MassBalance, fbm_terrain};
+/// use hydraulic_erosion::{Hydrology, HydrologyParams, MassBalance, fbm_terrain, Simulator};
 ///
 /// let mut map = fbm_terrain(64, 64, 1)?;
 /// let before = map.clone();
@@ -258,44 +258,8 @@ impl Hydrology {
         map.check_finite()
     }
 
-    /// Runs `params.particles` particles over `map`, drawing from `rng`.
-    ///
-    /// Maps under 3 cells on a side are valid and erode to themselves (nothing
-    /// runs, the layers are untouched).
-    ///
-    /// # Errors
-    /// [`GridError::SizeMismatch`] if `map` is not the simulator's size,
-    /// [`GridError::NonFinite`] if a cell is NaN or infinite; the map and the
-    /// layers are untouched on error.
-    pub fn run<St, R>(&mut self, map: &mut Grid<St>, rng: &mut R) -> Result<HydrologyReport, GridError>
-    where
-        St: AsRef<[f32]> + AsMut<[f32]>,
-        R: Rng + ?Sized,
-    {
-        self.run_with_progress(map, rng, &mut Silent)
-    }
-
-    /// [`run`](Self::run) with a `Xoshiro256StarStar` seeded by `seed` (through
-    /// `SeedableRng::seed_from_u64`).
-    ///
-    /// # Errors
-    /// As [`run`](Self::run).
-    pub fn run_seeded<St>(&mut self, map: &mut Grid<St>, seed: u64) -> Result<HydrologyReport, GridError>
-    where
-        St: AsRef<[f32]> + AsMut<[f32]>,
-    {
-        self.run(map, &mut Xoshiro256StarStar::seed_from_u64(seed))
-    }
-
-    /// [`run`](Self::run), reporting progress (in particles) to `progress`, which
-    /// may stop the run early (see [`Progress`]). A stopped run finishes its
-    /// partial batch (stream update and trees) as a run of that many particles
-    /// would, leaves the map and the water balanced, and sets
-    /// `report.erosion.cancelled`.
-    ///
-    /// # Errors
-    /// As [`run`](Self::run).
-    pub fn run_with_progress<St, R, P>(
+    /// The run behind [`Simulator::run_with`].
+    pub(crate) fn run_with_progress<St, R, P>(
         &mut self,
         map: &mut Grid<St>,
         rng: &mut R,
@@ -387,6 +351,33 @@ impl Hydrology {
             undo: Vec::new(),
         };
         (world, trees, times)
+    }
+}
+
+impl Simulator for Hydrology {
+    type Report = HydrologyReport;
+
+    /// Runs `params.particles` particles over `map`, drawing from `rng`.
+    ///
+    /// Maps under 3 cells on a side are valid and erode to themselves (nothing
+    /// runs, the layers are untouched). A run stopped through
+    /// `options.progress` finishes its partial batch (stream update and trees)
+    /// as a run of that many particles would, leaves the map and the water
+    /// balanced, and sets `report.erosion.cancelled`. `options.mode` does not
+    /// apply.
+    ///
+    /// # Errors
+    /// [`GridError::SizeMismatch`] if `map` is not the simulator's size,
+    /// [`GridError::NonFinite`] if a cell is NaN or infinite; the map and the
+    /// layers are untouched on error.
+    fn run_with(
+        &mut self,
+        mut map: GridMut<'_>,
+        rng: &mut dyn Rng,
+        options: RunOptions<'_>,
+    ) -> Result<HydrologyReport, Error> {
+        let mut silent = Silent;
+        Ok(self.run_with_progress(&mut map, rng, options.progress.unwrap_or(&mut silent))?)
     }
 }
 

@@ -57,6 +57,13 @@ pub struct HydrologyReport {
     pub spill_limited: u64,
 }
 
+impl AsRef<ErosionReport> for HydrologyReport {
+    /// The sediment books.
+    fn as_ref(&self) -> &ErosionReport {
+        &self.erosion
+    }
+}
+
 impl HydrologyReport {
     /// The water promise: `|water_error()| <= 1e-9 * rain`.
     pub const WATER_TOLERANCE: f64 = 1e-9;

@@ -1,7 +1,7 @@
 use glam::{Vec2, Vec3};
 use rand_core::Rng;
 
-use super::{CentralDifference, EightFacet, NormalSampler, Offset};
+use super::{CentralDifference, EightFacet, LaneKernel, NormalSampler, Offset};
 use crate::grid::GridRef;
 
 /// The built-in cell samplers, chosen at run time (the inner sampler of an
@@ -40,7 +40,7 @@ impl NormalSampler for BaseSampler {
 /// Every built-in sampler, chosen at run time (from a config file, say).
 ///
 /// ```
-/// use hydraulic_erosion::{BaseSampler, ErosionParams, Heightmap, Offset, Physical, Sampler};
+/// use hydraulic_erosion::{BaseSampler, ErosionParams, Heightmap, Offset, Physical, Sampler, Simulator};
 ///
 /// let sampler = Sampler::Offset(Offset::new(BaseSampler::CentralDifference, 0.8).unwrap());
 /// let params = ErosionParams { droplets: 50, ..ErosionParams::default() };
@@ -121,6 +121,14 @@ impl NormalSampler for Sampler {
         match self {
             Sampler::Offset(o) => o.reach(),
             _ => Some(2),
+        }
+    }
+
+    #[inline]
+    fn lane_kernel(&self) -> Option<LaneKernel> {
+        match self {
+            Sampler::EightFacet => EightFacet.lane_kernel(),
+            _ => None,
         }
     }
 }

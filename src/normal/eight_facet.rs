@@ -1,6 +1,6 @@
 use glam::{Vec2, Vec3};
 
-use super::{CentralDifference, NormalSampler};
+use super::{CentralDifference, LaneKernel, NormalSampler};
 use crate::grid::GridRef;
 use crate::math;
 
@@ -126,5 +126,11 @@ impl NormalSampler for EightFacet {
     #[inline]
     fn normal_in_cell(&self, grid: &GridRef<'_>, _: Vec2, x: usize, y: usize, height_scale: f32) -> Vec3 {
         Self::at(grid, x, y, height_scale)
+    }
+
+    /// The lockstep mode's 8-facet lanes (bit-equal to [`EightFacet::at`]).
+    #[inline]
+    fn lane_kernel(&self) -> Option<LaneKernel> {
+        Some(LaneKernel::EIGHT_FACET)
     }
 }

@@ -34,7 +34,7 @@ pub const UP: Vec3 = Vec3::Y;
 ///
 /// ```
 /// use glam::Vec3;
-/// use hydraulic_erosion::{ErosionParams, GridRef, Heightmap, NormalSampler, Physical};
+/// use hydraulic_erosion::{ErosionParams, GridRef, Heightmap, NormalSampler, Physical, Simulator};
 ///
 /// /// Forward difference: the slope towards the next column and row.
 /// #[derive(Clone, Copy)]
@@ -51,7 +51,7 @@ pub const UP: Vec3 = Vec3::Y;
 ///
 /// let mut map = Heightmap::from_fn(32, 32, |x, _| x as f32 * 0.1).unwrap();
 /// let params = ErosionParams { droplets: 100, ..ErosionParams::default() };
-/// let physical = Physical::with_sampler(params, Forward).unwrap();
+/// let mut physical = Physical::with_sampler(params, Forward).unwrap();
 /// let report = physical.run_seeded(&mut map, 7).unwrap();
 /// assert_eq!(report.droplets, 100);
 /// ```
@@ -104,4 +104,31 @@ pub trait NormalSampler {
     fn reach(&self) -> Option<u32> {
         None
     }
+
+    /// The lane kernel [`Mode::Lockstep`](crate::Mode::Lockstep) (and so the
+    /// default [`Mode::Fast`](crate::Mode::Fast)) computes this sampler's normals
+    /// with across SIMD lanes, if it has one. Only the crate makes
+    /// [`LaneKernel`]s: the 8-facet sampler has one, as does
+    /// [`Sampler::EightFacet`]; the default, `None`, runs those modes one droplet
+    /// after another, exactly as [`Mode::Sequential`](crate::Mode::Sequential).
+    #[inline]
+    fn lane_kernel(&self) -> Option<LaneKernel> {
+        None
+    }
+}
+
+/// A sampler's kernel for the lockstep mode (see
+/// [`NormalSampler::lane_kernel`]): an opaque token, so only the crate's
+/// samplers whose lane code matches their scalar code bit for bit claim one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LaneKernel(Kernel);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Kernel {
+    EightFacet,
+}
+
+impl LaneKernel {
+    /// The 8-facet sampler's lanes.
+    pub(crate) const EIGHT_FACET: Self = Self(Kernel::EightFacet);
 }

@@ -19,7 +19,7 @@ use crate::normal::{CentralDifference, EightFacet};
 use crate::progress::{Progress, Ticker};
 use crate::random::unit_f32;
 
-/// How many droplets [`Physical::run_lockstep`](crate::Physical::run_lockstep)
+/// How many droplets [`Mode::Lockstep`](crate::Mode::Lockstep)
 /// advances together. The result of a lockstep run depends on this width and on
 /// nothing else (not on the CPU's features, nor on the thread count).
 pub const LOCKSTEP_LANES: usize = 32;

@@ -2,19 +2,19 @@
 //! 003, 004), with the originals' conservation defects fixed.
 
 use glam::Vec2;
-use rand_core::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256StarStar;
+use rand_core::Rng;
 
 use crate::carry;
 use crate::droplet::{Droplet, Fate};
-use crate::error::{GridError, ParamError};
-use crate::grid::{Grid, GridRef, clamped_cell};
+use crate::error::{Error, GridError, ParamError};
+use crate::grid::{Grid, GridMut, GridRef, clamped_cell};
 use crate::math;
 use crate::normal::{EightFacet, NormalSampler};
 use crate::params::ErosionParams;
 use crate::progress::{Progress, Silent, Ticker};
 use crate::random::unit_f32;
 use crate::report::ErosionReport;
+use crate::simulator::{Mode, RunOptions, Simulator};
 use crate::transfer::{self, no_overshoot, pit_safe};
 
 mod lockstep;
@@ -116,50 +116,6 @@ impl Physical<EightFacet> {
     }
 }
 
-impl Physical<EightFacet> {
-    /// Erodes `map` in lockstep mode: [`LOCKSTEP_LANES`] droplets advance
-    /// together, one step each per round, reading the live map; their normals and
-    /// motion are computed across the lanes at once (SIMD where the target has
-    /// it), then each lane trades sediment with the map in lane order.
-    ///
-    /// Same model, same conservation and the same droplet count as
-    /// [`run`](Self::run), and deterministic: the result depends on the lane count
-    /// (a fixed constant), never on the CPU or its features. It is not bit-equal
-    /// to the sequential mode (droplets overlap in time, so they see each other's
-    /// changes in another order) but erodes alike; it is several times faster on
-    /// one core because the lanes' long square-root and division chains overlap.
-    /// Droplets draw their starts from `rng` as they enter a lane.
-    ///
-    /// # Errors
-    /// As [`run`](Self::run).
-    pub fn run_lockstep<St, R>(&self, map: &mut Grid<St>, rng: &mut R) -> Result<ErosionReport, GridError>
-    where
-        St: AsRef<[f32]> + AsMut<[f32]>,
-        R: Rng + ?Sized,
-    {
-        self.run_lockstep_with_progress(map, rng, &mut Silent)
-    }
-
-    /// [`run_lockstep`](Self::run_lockstep) with progress reports and
-    /// cancellation, as [`run_with_progress`](Self::run_with_progress).
-    ///
-    /// # Errors
-    /// As [`run`](Self::run).
-    pub fn run_lockstep_with_progress<St, R, P>(
-        &self,
-        map: &mut Grid<St>,
-        rng: &mut R,
-        progress: &mut P,
-    ) -> Result<ErosionReport, GridError>
-    where
-        St: AsRef<[f32]> + AsMut<[f32]>,
-        R: Rng + ?Sized,
-        P: Progress + ?Sized,
-    {
-        self.drive(map, progress, |eroder, total, ticker| lockstep::run(eroder, total, rng, ticker))
-    }
-}
-
 impl<S: NormalSampler + Clone> Physical<S> {
     /// A simulator with the given sampler.
     ///
@@ -180,28 +136,10 @@ impl<S: NormalSampler + Clone> Physical<S> {
         &self.sampler
     }
 
-    /// Erodes `map` with `params.droplets` droplets drawn from `rng`.
-    ///
-    /// Each droplet draws its start `x` then `y` (one `next_u64` each, top 24 bits),
-    /// then the sampler's per-droplet state.
-    ///
-    /// # Errors
-    /// [`GridError::NonFinite`] if a cell is NaN or infinite; the map is untouched.
-    pub fn run<St, R>(&self, map: &mut Grid<St>, rng: &mut R) -> Result<ErosionReport, GridError>
-    where
-        St: AsRef<[f32]> + AsMut<[f32]>,
-        R: Rng + ?Sized,
-    {
-        self.run_with_progress(map, rng, &mut Silent)
-    }
-
-    /// [`run`](Self::run), reporting progress to `progress`, which may stop the run
-    /// early (see [`Progress`]). A stopped run leaves the map balanced and its
-    /// report counts the droplets done, with `cancelled` set.
-    ///
-    /// # Errors
-    /// As [`run`](Self::run).
-    pub fn run_with_progress<St, R, P>(
+    /// One droplet after another ([`Mode::Sequential`]): each draws its start
+    /// `x` then `y` (one `next_u64` each, top 24 bits), then the sampler's
+    /// per-droplet state.
+    pub(crate) fn run_sequential<St, R, P>(
         &self,
         map: &mut Grid<St>,
         rng: &mut R,
@@ -234,6 +172,25 @@ impl<S: NormalSampler + Clone> Physical<S> {
         })
     }
 
+    /// [`Mode::Lockstep`] for a sampler with a lane kernel: the droplets draw
+    /// their starts as they enter a lane. `None` for a sampler without one.
+    pub(crate) fn run_lockstep<St, R, P>(
+        &self,
+        map: &mut Grid<St>,
+        rng: &mut R,
+        progress: &mut P,
+    ) -> Option<Result<ErosionReport, GridError>>
+    where
+        St: AsRef<[f32]> + AsMut<[f32]>,
+        R: Rng + ?Sized,
+        P: Progress + ?Sized,
+    {
+        self.sampler.lane_kernel()?;
+        // The only lane kernel is the 8-facet one.
+        let lanes = Physical { params: self.params, sampler: EightFacet, k: self.k };
+        Some(lanes.drive(map, progress, |eroder, total, ticker| lockstep::run(eroder, total, rng, ticker)))
+    }
+
     /// The frame of every run: checks the map, runs `body` on an eroder over it
     /// (unless the map is too small to simulate), flushes the rounding carry and
     /// sends the last progress report.
@@ -257,18 +214,6 @@ impl<S: NormalSampler + Clone> Physical<S> {
         }
         ticker.finish(eroder.report.droplets);
         Ok(eroder.report)
-    }
-
-    /// [`run`](Self::run) with a `Xoshiro256StarStar` seeded by `seed` (through
-    /// `SeedableRng::seed_from_u64`).
-    ///
-    /// # Errors
-    /// As [`run`](Self::run).
-    pub fn run_seeded<St>(&self, map: &mut Grid<St>, seed: u64) -> Result<ErosionReport, GridError>
-    where
-        St: AsRef<[f32]> + AsMut<[f32]>,
-    {
-        self.run(map, &mut Xoshiro256StarStar::seed_from_u64(seed))
     }
 
     /// Follows one droplet from `start`, step by step, eroding `map` as it goes:
@@ -307,6 +252,27 @@ impl<S: NormalSampler + Clone> Physical<S> {
         let done = !eroder.simulable();
         let walk = Walk::new(&self.k, eroder.cell_of(start));
         Ok(DropletTrace { eroder, droplet: Droplet::new(start), walk, fate: None, done })
+    }
+}
+
+impl<S: NormalSampler + Clone> Simulator for Physical<S> {
+    type Report = ErosionReport;
+
+    /// Erodes `map` with `params.droplets` droplets drawn from `rng`, in
+    /// `options.mode` (see [`Mode`]).
+    fn run_with(
+        &mut self,
+        mut map: GridMut<'_>,
+        rng: &mut dyn Rng,
+        options: RunOptions<'_>,
+    ) -> Result<ErosionReport, Error> {
+        let mut silent = Silent;
+        let progress = options.progress.unwrap_or(&mut silent);
+        let lockstep = match options.mode {
+            Mode::Sequential => None,
+            _ => self.run_lockstep(&mut map, rng, progress),
+        };
+        Ok(lockstep.unwrap_or_else(|| self.run_sequential(&mut map, rng, progress))?)
     }
 }
 
@@ -613,17 +579,18 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
         };
         let give = trade.rate * (h_here - h_next);
         let h_new = trade.take_back - give.max(0.0);
-        let h_new = if self.k.pit_safe {
-            let floor = h_next.max(self.lowest_neighbour(x, y));
-            pit_safe(h_new, h_here, h_next, floor, *sediment)
-        } else {
-            no_overshoot(h_new, h_here, h_next)
-        };
         let here = y * self.width + x;
         let current = self.cells[here];
         // Another droplet of the same lockstep round may have changed the cell
-        // since the step began: then apply this step's change to what is there.
+        // since the step began: then apply this step's change to what is there,
+        // and guard it against what is there.
         let h_new = if current == h_here { h_new } else { current + (h_new - h_here) };
+        let h_new = if self.k.pit_safe {
+            let floor = h_next.max(self.lowest_neighbour(x, y));
+            pit_safe(h_new, current, h_next, floor, *sediment)
+        } else {
+            no_overshoot(h_new, current, h_next)
+        };
         if h_new.is_finite() {
             self.cells[here] = h_new;
             *sediment += self.report.book(current, h_new);

@@ -120,7 +120,7 @@ impl Hillshade {
     ///
     /// # Errors
     /// [`Error::Param`] if a field is out of range; [`Error::Grid`] if an overlay's
-    /// size differs from the map's ([`GridError::SizeMismatch`]) or a cell of the
+    /// size differs from the map's ([`GridError::SizeMismatch`](crate::GridError::SizeMismatch)) or a cell of the
     /// map or of an overlay is not finite.
     pub fn render<S: AsRef<[f32]>>(&self, map: &Grid<S>, overlays: Overlays<'_>) -> Result<RgbImage, Error> {
         self.validate()?;

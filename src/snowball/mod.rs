@@ -7,19 +7,19 @@ mod tiled;
 pub use params::SnowballParams;
 
 use glam::Vec2;
-use rand_core::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256StarStar;
+use rand_core::Rng;
 
 use crate::blur::{BlurParams, blur_cells, blur_scratch};
 use crate::carry;
 use crate::droplet::Fate;
-use crate::error::{GridError, ParamError};
-use crate::grid::{Grid, GridRef};
+use crate::error::{Error, GridError, ParamError};
+use crate::grid::{Grid, GridMut, GridRef};
 use crate::math;
 use crate::normal::{CentralDifference, NormalSampler, Offset};
 use crate::progress::{Progress, Silent, Ticker};
 use crate::random::unit_f32;
 use crate::report::ErosionReport;
+use crate::simulator::{RunOptions, Simulator};
 
 /// Seed 001's snowballs: each one rolls downhill from a random cell, eroding
 /// the ground behind it as it gathers material and shedding a share of its load
@@ -70,7 +70,7 @@ use crate::report::ErosionReport;
 ///
 /// # Threads
 ///
-/// With the `parallel` feature, `Parallel::run_snowball` rolls the snowballs
+/// With the `parallel` feature, `Parallel::run` rolls the snowballs
 /// in coloured tiles (or fixed batches) on a rayon pool, with the same bits
 /// for any thread count (not those of [`run`](Self::run)).
 ///
@@ -81,7 +81,7 @@ use crate::report::ErosionReport;
 /// `tests/snowball.rs` pins hashes of seeded runs.
 ///
 /// ```
-/// use hydraulic_erosion::{MassBalance, Snowball, SnowballParams, island_terrain};
+/// use hydraulic_erosion::{MassBalance, Snowball, SnowballParams, island_terrain, Simulator};
 ///
 /// let mut map = island_terrain(128, 128, 3)?;
 /// for h in map.cells_mut() {
@@ -131,37 +131,8 @@ impl<S: NormalSampler + Clone> Snowball<S> {
         &self.sampler
     }
 
-    /// Erodes `map` with [`SnowballParams::count`] snowballs drawn from `rng`,
-    /// then blurs it if `params.blur`.
-    ///
-    /// Each snowball draws its start `x` then `y` (one `next_u64` each, top 24
-    /// bits, uniform over `[0, width) x [0, height)`), then its offset `x` then
-    /// `y` (the [`Offset`] sampler's draw), then whatever the inner sampler draws.
-    ///
-    /// The report counts the snowballs (`droplets`), their steps (every step that
-    /// read a normal, the last one included), the mass they moved and the
-    /// outflow; snowballs that stop on flat ground count as `flat`. The blur's
-    /// exchanges between neighbours are not counted: it conserves mass on its own
-    /// (it also places the run's last sub-ulp rounding remainder).
-    ///
-    /// # Errors
-    /// [`GridError::NonFinite`] if a cell is NaN or infinite; the map is untouched.
-    pub fn run<St, R>(&self, map: &mut Grid<St>, rng: &mut R) -> Result<ErosionReport, GridError>
-    where
-        St: AsRef<[f32]> + AsMut<[f32]>,
-        R: Rng + ?Sized,
-    {
-        self.run_with_progress(map, rng, &mut Silent)
-    }
-
-    /// [`run`](Self::run), reporting progress in snowballs to `progress`, which
-    /// may stop the run early (see [`Progress`]). A stopped run leaves the map
-    /// balanced, skips the blur, and its report counts the snowballs done, with
-    /// `cancelled` set.
-    ///
-    /// # Errors
-    /// As [`run`](Self::run).
-    pub fn run_with_progress<St, R, P>(
+    /// The run behind [`Simulator::run_with`] (and `Parallel`'s batches).
+    pub(crate) fn run_with_progress<St, R, P>(
         &self,
         map: &mut Grid<St>,
         rng: &mut R,
@@ -207,17 +178,35 @@ impl<S: NormalSampler + Clone> Snowball<S> {
         ticker.finish(report.droplets);
         Ok(report)
     }
+}
 
-    /// [`run`](Self::run) with a `Xoshiro256StarStar` seeded by `seed` (through
-    /// `SeedableRng::seed_from_u64`).
+impl<S: NormalSampler + Clone> Simulator for Snowball<S> {
+    type Report = ErosionReport;
+
+    /// Erodes `map` with [`SnowballParams::count`] snowballs drawn from `rng`,
+    /// then blurs it if `params.blur`.
     ///
-    /// # Errors
-    /// As [`run`](Self::run).
-    pub fn run_seeded<St>(&self, map: &mut Grid<St>, seed: u64) -> Result<ErosionReport, GridError>
-    where
-        St: AsRef<[f32]> + AsMut<[f32]>,
-    {
-        self.run(map, &mut Xoshiro256StarStar::seed_from_u64(seed))
+    /// Each snowball draws its start `x` then `y` (one `next_u64` each, top 24
+    /// bits, uniform over `[0, width) x [0, height)`), then its offset `x` then
+    /// `y` (the [`Offset`] sampler's draw), then whatever the inner sampler draws.
+    ///
+    /// The report counts the snowballs (`droplets`), their steps (every step that
+    /// read a normal, the last one included), the mass they moved and the
+    /// outflow; snowballs that stop on flat ground count as `flat`. The blur's
+    /// exchanges between neighbours are not counted: it conserves mass on its own
+    /// (it also places the run's last sub-ulp rounding remainder).
+    ///
+    /// A stopped run leaves the map balanced, skips the blur, and its report
+    /// counts the snowballs done, with `cancelled` set. `options.mode` does not
+    /// apply.
+    fn run_with(
+        &mut self,
+        mut map: GridMut<'_>,
+        rng: &mut dyn Rng,
+        options: RunOptions<'_>,
+    ) -> Result<ErosionReport, Error> {
+        let mut silent = Silent;
+        Ok(self.run_with_progress(&mut map, rng, options.progress.unwrap_or(&mut silent))?)
     }
 }
 
