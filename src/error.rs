@@ -93,7 +93,13 @@ impl ParamError {
     }
 }
 
-/// Any error the crate's entry points return.
+/// Any error the crate's entry points return: every constructor's error
+/// ([`ParamError`], [`GridError`]) converts into it with `?`, and every run
+/// returns it, so a tool's functions can return `Result<_, Error>` throughout.
+/// File reading and writing keep their own [`IoError`](crate::IoError), which
+/// carries the `std::io::Error` of a failed read (not `Copy`, not `Eq`, as this
+/// is); wrap both in your own error type, or a `Box<dyn Error>`, where a tool
+/// does both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

@@ -55,7 +55,7 @@ pub type GridMut<'a> = Grid<&'a mut [f32]>;
 pub type GridRef<'a> = Grid<&'a [f32]>;
 
 /// Checks a size and returns its cell count.
-fn cell_count(width: usize, height: usize) -> Result<usize, GridError> {
+pub(crate) fn cell_count(width: usize, height: usize) -> Result<usize, GridError> {
     if width == 0 || height == 0 {
         return Err(GridError::Empty { width, height });
     }

@@ -33,7 +33,8 @@
 //! # What is here
 //!
 //! - [`Grid`] (and [`Heightmap`], [`GridMut`], [`GridRef`]): one grid type for
-//!   every layer, owned or borrowed, with checked construction.
+//!   every layer, owned or borrowed, with checked construction; [`GridWindow`]
+//!   for a sub-rectangle of a larger buffer with a row stride.
 //! - [`NormalSampler`] and the built-in samplers [`EightFacet`],
 //!   [`CentralDifference`] and [`Offset`], plus [`Sampler`] for run-time choice.
 //! - [`Simulator`]: the one entry point every model runs through
@@ -55,6 +56,42 @@
 //! - `Parallel` (feature `parallel`): any `Tiled` simulator ([`Physical`],
 //!   [`Snowball`], [`Hydrology`]) on the caller's rayon pool, in coloured tiles
 //!   or fixed batches, with the same bits for any thread count.
+//!
+//! # Generators
+//!
+//! Runs take any `rand_core` **0.10** generator (re-exported as
+//! [`rand_core`]): a type that implements `TryRng` with `Error = Infallible`
+//! is an `Rng`. The crate's own is `rand_xoshiro`'s `Xoshiro256StarStar`
+//! (the `*_seeded` forms). A generator of another `rand_core` (rand 0.9's
+//! `StdRng`, say) is a different trait, so wrap it in a newtype:
+//!
+//! ```
+//! use core::convert::Infallible;
+//! use hydraulic_erosion::rand_core::TryRng;
+//!
+//! /// A rand 0.9 (`rand_core` 0.9) generator as a `rand_core` 0.10 one.
+//! struct Rand09<R>(R);
+//!
+//! impl<R: rand09::RngCore> TryRng for Rand09<R> {
+//!     type Error = Infallible;
+//!     fn try_next_u32(&mut self) -> Result<u32, Infallible> { Ok(self.0.next_u32()) }
+//!     fn try_next_u64(&mut self) -> Result<u64, Infallible> { Ok(self.0.next_u64()) }
+//!     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+//!         self.0.fill_bytes(dst);
+//!         Ok(())
+//!     }
+//! }
+//!
+//! use rand09::SeedableRng;
+//! let mut map = hydraulic_erosion::fbm_terrain(32, 32, 1)?;
+//! let mut rng = Rand09(rand09::rngs::StdRng::seed_from_u64(7));
+//! let params = hydraulic_erosion::ErosionParams { droplets: 100, ..Default::default() };
+//! hydraulic_erosion::erode(&mut map, &params, &mut rng)?;
+//! # Ok::<(), hydraulic_erosion::Error>(())
+//! ```
+//!
+//! (`rand09` is this crate's name for rand 0.9 in its dev-dependencies; in
+//! yours it is `rand`.)
 //!
 //! # Guarantees
 //!
@@ -116,6 +153,7 @@ mod terrain;
 #[cfg(feature = "parallel")]
 mod tiles;
 mod transfer;
+mod window;
 
 pub use balance::MassBalance;
 pub use blur::{BlurParams, BlurReport, blur};
@@ -134,7 +172,7 @@ pub use io::{decode_png, encode_png};
 #[cfg(feature = "std")]
 pub use io::{read_heightmap, write_heightmap};
 pub use normal::{
-    BaseSampler, CentralDifference, EightFacet, LaneKernel, NormalSampler, Offset, Sampler, UP,
+    BaseSampler, CentralDifference, DynSampler, EightFacet, LaneKernel, NormalSampler, Offset, Sampler, UP,
 };
 #[cfg(feature = "parallel")]
 pub use parallel::{Layout, Parallel, ParallelParams, Tiled};
@@ -146,9 +184,15 @@ pub use report::ErosionReport;
 pub use simulator::{Mode, RunOptions, Simulator};
 pub use snowball::{Snowball, SnowballParams};
 pub use terrain::{fbm_terrain, island_falloff, island_terrain};
+pub use window::GridWindow;
 
-/// The `rand_core` version in this crate's signatures.
+/// The `rand_core` version in this crate's signatures (0.10).
 pub use rand_core;
+
+/// The `glam` version in this crate's signatures (`Vec2`, `Vec3` in
+/// [`NormalSampler`], [`Droplet`] and [`Physical::trace`]): use it rather than a
+/// second copy, so the types match whatever glam your engine uses.
+pub use glam;
 
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256StarStar;

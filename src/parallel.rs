@@ -12,7 +12,7 @@ use crate::carry;
 use crate::error::{Error, GridError, ParamError, check};
 use crate::grid::{Grid, GridMut, Heightmap, try_copy};
 use crate::hydrology::{Hydrology, HydrologyReport};
-use crate::normal::{EightFacet, NormalSampler};
+use crate::normal::NormalSampler;
 use crate::params::ErosionParams;
 use crate::physical::{Physical, tiled};
 use crate::progress::{Progress, Silent, Ticker};
@@ -251,7 +251,7 @@ impl ParallelParams {
 /// assert!(MassBalance::of_run(&before, &map, &report).is_conserved());
 /// # Ok::<(), hydraulic_erosion::Error>(())
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Parallel {
     params: ParallelParams,
 }
@@ -324,39 +324,43 @@ impl Parallel {
         self.run(model, map, &mut Xoshiro256StarStar::seed_from_u64(seed))
     }
 
-    /// Physical's droplets on the pool, in tiles or batches (see [`Parallel`]).
-    fn physical<St, P>(
+    /// Physical's droplets on the pool: in tiles when asked and the sampler has
+    /// a lane kernel (the tiles carry no per-droplet sampler state), in batches
+    /// otherwise (see [`Parallel`]).
+    fn physical<S, St, P>(
         &self,
-        physical: &Physical,
+        physical: &Physical<S>,
         map: &mut Grid<St>,
         seed: u64,
         progress: &mut P,
         lockstep: bool,
     ) -> Result<ErosionReport, GridError>
     where
+        S: NormalSampler + Clone + Send + Sync,
         St: AsRef<[f32]> + AsMut<[f32]>,
         P: Progress + ?Sized,
     {
         map.check_finite()?;
         let total = u64::from(physical.params().droplets);
-        if self.params.layout == Layout::Tiles {
+        let base = *physical.params();
+        if self.params.layout == Layout::Tiles && physical.sampler().lane_kernel().is_some() {
             let mut ticker = Ticker::new(progress, total);
             let p = &self.params;
             let tiling =
                 tiled::Tiling { tile: p.tile_size as usize, sweep: u64::from(p.sweep_size), lockstep };
-            let report = tiled::run(physical, map, seed, tiling, &mut ticker, stream_seed);
+            let eight_facet = Physical::new(base).expect("validated params");
+            let report = tiled::run(&eight_facet, map, seed, tiling, &mut ticker, stream_seed);
             ticker.finish(report.droplets);
             return Ok(report);
         }
-        let base = *physical.params();
         let (mut report, remainder) = self.drive(map, total, seed, progress, |copy, count, rng| {
             let droplets = u32::try_from(count).unwrap_or(u32::MAX);
-            let batch = Physical::with_sampler(ErosionParams { droplets, ..base }, EightFacet)
-                .expect("a batch's params are the validated params with fewer droplets");
-            let result = if lockstep {
-                batch.run_lockstep(copy, rng, &mut Silent).expect("the 8-facet sampler has lanes")
-            } else {
-                batch.run_sequential(copy, rng, &mut Silent)
+            let batch =
+                Physical::with_sampler(ErosionParams { droplets, ..base }, physical.sampler().clone())
+                    .expect("a batch's params are the validated params with fewer droplets");
+            let result = match lockstep.then(|| batch.run_lockstep(copy, rng, &mut Silent)).flatten() {
+                Some(result) => result,
+                None => batch.run_sequential(copy, rng, &mut Silent),
             };
             result.expect("the frozen map is finite")
         })?;
@@ -501,9 +505,9 @@ impl Parallel {
 }
 
 /// A [`Simulator`] that [`Parallel`] runs on several threads with the same bits
-/// for any thread count: [`Physical`] with the 8-facet sampler, [`Snowball`]
-/// with any sampler (in tiles when its reach is known, in batches otherwise) and
-/// [`Hydrology`]. Sealed: the tiles need each model's own resumable droplet.
+/// for any thread count: [`Physical`] with any sampler (in tiles with a sampler
+/// that has a lane kernel, in batches otherwise), [`Snowball`] with any sampler
+/// (in tiles when its reach is known, in batches otherwise) and [`Hydrology`]. Sealed: the tiles need each model's own resumable droplet.
 pub trait Tiled: Simulator + sealed::Sealed {}
 
 impl<T: sealed::Sealed + ?Sized> Tiled for T {}
@@ -523,7 +527,7 @@ mod sealed {
         ) -> Result<Self::Report, Error>;
     }
 
-    impl Sealed for Physical<EightFacet> {
+    impl<S: NormalSampler + Clone + Send + Sync> Sealed for Physical<S> {
         fn run_parallel(
             &mut self,
             parallel: &Parallel,

@@ -110,7 +110,7 @@ impl NormalSampler for Sampler {
         }
     }
 
-    fn spawn<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+    fn spawn(&mut self, rng: &mut dyn Rng) {
         if let Sampler::Offset(o) = self {
             o.spawn(rng);
         }

@@ -10,6 +10,8 @@ pub use central_difference::CentralDifference;
 pub use eight_facet::EightFacet;
 pub use offset::Offset;
 
+use alloc::boxed::Box;
+
 use glam::{Vec2, Vec3};
 use rand_core::Rng;
 
@@ -88,7 +90,7 @@ pub trait NormalSampler {
     /// Samplers with per-droplet state draw it here; the default does nothing and
     /// draws no random numbers.
     #[inline]
-    fn spawn<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+    fn spawn(&mut self, rng: &mut dyn Rng) {
         let _ = rng;
     }
 
@@ -114,6 +116,84 @@ pub trait NormalSampler {
     #[inline]
     fn lane_kernel(&self) -> Option<LaneKernel> {
         None
+    }
+}
+
+/// A [`NormalSampler`] chosen at run time, boxed: `Box<dyn DynSampler>` is
+/// itself a sampler (cloned per run like any other), so a user's sampler picked
+/// from a config file runs in every mode, as the built-in
+/// [`Sampler`] enum does for the crate's own.
+///
+/// Every `NormalSampler + Clone + Send + Sync + 'static` is one.
+///
+/// ```
+/// use hydraulic_erosion::{CentralDifference, DynSampler, EightFacet, ErosionParams, Physical, Simulator, fbm_terrain};
+///
+/// let pick = |name: &str| -> Box<dyn DynSampler> {
+///     if name == "central" { Box::new(CentralDifference) } else { Box::new(EightFacet) }
+/// };
+/// let mut map = fbm_terrain(32, 32, 1)?;
+/// let params = ErosionParams { droplets: 500, ..ErosionParams::default() };
+/// let report = Physical::with_sampler(params, pick("central"))?.run_seeded(&mut map, 1)?;
+/// assert_eq!(report.droplets, 500);
+/// # Ok::<(), hydraulic_erosion::Error>(())
+/// ```
+pub trait DynSampler: NormalSampler + Send + Sync {
+    /// A boxed copy (what `Clone` for `Box<dyn DynSampler>` calls).
+    fn clone_box(&self) -> Box<dyn DynSampler>;
+}
+
+impl<T: NormalSampler + Clone + Send + Sync + 'static> DynSampler for T {
+    fn clone_box(&self) -> Box<dyn DynSampler> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn DynSampler> {
+    fn clone(&self) -> Self {
+        (**self).clone_box()
+    }
+}
+
+impl core::fmt::Debug for dyn DynSampler {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("dyn DynSampler")
+    }
+}
+
+impl NormalSampler for Box<dyn DynSampler> {
+    #[inline]
+    fn cell_normal(&self, grid: &GridRef<'_>, x: usize, y: usize, height_scale: f32) -> Vec3 {
+        (**self).cell_normal(grid, x, y, height_scale)
+    }
+
+    #[inline]
+    fn normal(&self, grid: &GridRef<'_>, position: Vec2, height_scale: f32) -> Vec3 {
+        (**self).normal(grid, position, height_scale)
+    }
+
+    #[inline]
+    fn normal_in_cell(
+        &self,
+        grid: &GridRef<'_>,
+        position: Vec2,
+        x: usize,
+        y: usize,
+        height_scale: f32,
+    ) -> Vec3 {
+        (**self).normal_in_cell(grid, position, x, y, height_scale)
+    }
+
+    fn spawn(&mut self, rng: &mut dyn Rng) {
+        (**self).spawn(rng);
+    }
+
+    fn reach(&self) -> Option<u32> {
+        (**self).reach()
+    }
+
+    fn lane_kernel(&self) -> Option<LaneKernel> {
+        (**self).lane_kernel()
     }
 }
 

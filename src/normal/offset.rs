@@ -132,7 +132,7 @@ impl<S: NormalSampler> NormalSampler for Offset<S> {
         self.inner.reach().map(|r| r.saturating_add(radius).saturating_add(1))
     }
 
-    fn spawn<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+    fn spawn(&mut self, rng: &mut dyn Rng) {
         // Seed 001: (random * 2 - 1) * radius, x first.
         let ox = (unit_f32(rng) * 2.0 - 1.0) * self.radius;
         let oy = (unit_f32(rng) * 2.0 - 1.0) * self.radius;

@@ -63,7 +63,7 @@ pub use lockstep::LOCKSTEP_LANES;
 /// rounded operations in a fixed order. A change of output for a fixed seed is
 /// value-breaking and is announced in the changelog; `tests/value_stability.rs`
 /// pins hashes of seeded runs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Physical<S = EightFacet> {
     params: ErosionParams,
     sampler: S,
@@ -71,7 +71,7 @@ pub struct Physical<S = EightFacet> {
 }
 
 /// Per-run constants derived from validated params.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Constants {
     dt: f32,
     density: f32,
@@ -139,15 +139,14 @@ impl<S: NormalSampler + Clone> Physical<S> {
     /// One droplet after another ([`Mode::Sequential`]): each draws its start
     /// `x` then `y` (one `next_u64` each, top 24 bits), then the sampler's
     /// per-droplet state.
-    pub(crate) fn run_sequential<St, R, P>(
+    pub(crate) fn run_sequential<St, P>(
         &self,
         map: &mut Grid<St>,
-        rng: &mut R,
+        rng: &mut dyn Rng,
         progress: &mut P,
     ) -> Result<ErosionReport, GridError>
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
-        R: Rng + ?Sized,
         P: Progress + ?Sized,
     {
         let k = self.k;

@@ -93,7 +93,7 @@ use crate::simulator::{RunOptions, Simulator};
 /// assert!(MassBalance::of_run(&before, &map, &report).is_conserved());
 /// # Ok::<(), hydraulic_erosion::Error>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Snowball<S = CentralDifference> {
     params: SnowballParams,
     sampler: Offset<S>,
@@ -132,15 +132,14 @@ impl<S: NormalSampler + Clone> Snowball<S> {
     }
 
     /// The run behind [`Simulator::run_with`] (and `Parallel`'s batches).
-    pub(crate) fn run_with_progress<St, R, P>(
+    pub(crate) fn run_with_progress<St, P>(
         &self,
         map: &mut Grid<St>,
-        rng: &mut R,
+        rng: &mut dyn Rng,
         progress: &mut P,
     ) -> Result<ErosionReport, GridError>
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
-        R: Rng + ?Sized,
         P: Progress + ?Sized,
     {
         map.check_finite()?;
