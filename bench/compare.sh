@@ -44,7 +44,10 @@ for b in $builds; do
     esac
 done
 
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(grep -o -m1 -w 'avx512f\|avx2' /proc/cpuinfo | head -1 || echo baseline)"
+isa=baseline
+grep -qw avx2 /proc/cpuinfo && isa=AVX2
+grep -qw avx512f /proc/cpuinfo && isa=AVX-512
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, widest vectors: $isa"
 echo "droplets: $droplets, runs: $runs (alternated), seed 1, SimpleErosion defaults"
 for n in $sizes; do
     map="$work/map$n.f32"

@@ -198,7 +198,12 @@ use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256StarStar;
 
 /// Erodes `map` with the [`Physical`] model and the 8-facet sampler, drawing
-/// droplets from `rng`.
+/// droplets from `rng`, in the fastest deterministic mode ([`Mode::Fast`]:
+/// [`LOCKSTEP_LANES`] droplets in SIMD lanes).
+///
+/// The one-liner; to report progress, cancel or pick the mode, build the model
+/// and call [`Simulator::run_with`] with [`RunOptions`]:
+/// `Physical::new(params)?.run_with(map.view_mut(), rng, options)`.
 ///
 /// # Errors
 /// [`Error::Param`] if `params` is out of range, [`Error::Grid`] if a cell is not

@@ -70,7 +70,11 @@ pub(crate) fn pit_safe(h_new: f32, h_here: f32, h_next: f32, floor: f32, load: f
 /// (to ±2e12 from [0, 0.86]). Clamping at the next cell keeps every erosion
 /// within the heights already there (a maximum principle), at every rate. At
 /// rates that do not overshoot it never binds.
-#[inline]
+#[inline(always)]
 pub(crate) fn no_overshoot(h_new: f32, h_here: f32, h_next: f32) -> f32 {
-    if h_new < h_here && h_new < h_next { h_next.min(h_here) } else { h_new }
+    // One comparison against the lower of the two, a select rather than two
+    // data-dependent branches (which cost the lockstep loop half its speed).
+    // A NaN `h_new` stays NaN, so the caller still sees an unstable step.
+    let floor = h_here.min(h_next);
+    if h_new < floor { floor } else { h_new }
 }

@@ -39,15 +39,21 @@ pub(crate) enum Isa {
 
 impl Isa {
     /// The widest set this CPU has (the baseline without `std`, which cannot
-    /// detect).
+    /// detect), or a narrower one named by the `HYDRAULIC_EROSION_ISA`
+    /// environment variable (`baseline`, `avx2`, `avx512`), to measure the
+    /// paths against each other; a set the CPU lacks is never chosen. The bits
+    /// are the same either way.
     #[inline]
     pub(crate) fn detect() -> Isa {
         #[cfg(all(feature = "std", target_arch = "x86_64"))]
         {
-            if avx512() {
+            let asked = std::env::var("HYDRAULIC_EROSION_ISA").ok();
+            let allows =
+                |name: &str| asked.as_deref().is_none_or(|a| a == name || (name == "avx2" && a == "avx512"));
+            if allows("avx512") && avx512() {
                 return Isa::Avx512;
             }
-            if std::arch::is_x86_feature_detected!("avx2") {
+            if allows("avx2") && std::arch::is_x86_feature_detected!("avx2") {
                 return Isa::Avx2;
             }
         }
