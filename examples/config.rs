@@ -20,6 +20,7 @@
 //!
 //! Paths are relative to the current directory.
 
+#[path = "../src/bin/hydraulic-erosion/common.rs"]
 mod common;
 
 use std::path::PathBuf;
@@ -94,7 +95,7 @@ fn run() -> Result<(), String> {
         config.model.name(),
         config.seed
     );
-    let (after, outcome) = common::erode(&config.model, &before, config.seed)?;
+    let (after, outcome) = common::erode(&config.model, &before, config.seed, false)?;
     config.outputs.write(&before, &after, &outcome)?;
     if let Some(report) = &config.report {
         let json = serde_json::to_string_pretty(&outcome.report).map_err(|e| e.to_string())?;

@@ -1,10 +1,17 @@
-//! Erodes a terrain (generated, or read from a file) and writes the heightmaps
-//! and pictures of it: README's first command.
+//! `hydraulic-erosion`, the command-line tool: erodes a terrain (generated, or
+//! read from a file) and writes the heightmaps and pictures of it. README's
+//! first command; built with the `cli` feature, without the test and bench
+//! dependencies (`cargo install --path . --features cli` from a checkout).
 //!
 //! ```text
-//! cargo run --release --features png,noise --example erode -- [--in FILE] [--model M] [--seed S]
-//!     [--size N] [--droplets K] [--pit-safe] [--out-dir DIR]
+//! hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--pit-safe]
+//!     [--threads T] [--out-dir DIR]
 //! ```
+//!
+//! `--threads T` runs on `T` threads (`Parallel`, tiles: the same bits for any
+//! `T`); without it, one thread in the fastest mode. Ctrl-C stops the run
+//! cleanly: every droplet under way puts its load down, the map stays balanced,
+//! and the files are written from the map as it stands.
 //!
 //! Without `--in` it generates a `--size` x `--size` terrain (default 256) for the
 //! seed: `NoiseTerrain` with the `noise` feature, the built-in `fbm_terrain`
@@ -22,20 +29,26 @@ use std::process::ExitCode;
 use common::{MODELS, Model, Outputs};
 use hydraulic_erosion::{ReadOptions, read_heightmap};
 
-const USAGE: &str =
-    "usage: erode [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--pit-safe] [--out-dir DIR]";
+const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--pit-safe] [--threads T] [--out-dir DIR]";
 
 struct Args {
     input: Option<String>,
     model: Model,
     seed: u64,
     size: usize,
+    threads: Option<usize>,
     out_dir: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args =
-        Args { input: None, model: Model::by_name("physical")?, seed: 1, size: 256, out_dir: None };
+    let mut args = Args {
+        input: None,
+        model: Model::by_name("physical")?,
+        seed: 1,
+        size: 256,
+        threads: None,
+        out_dir: None,
+    };
     let (mut droplets, mut pit_safe) = (None, false);
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -47,6 +60,13 @@ fn parse_args() -> Result<Args, String> {
             "--size" => args.size = value()?.parse().map_err(|e| format!("--size: {e}"))?,
             "--droplets" => droplets = Some(value()?.parse().map_err(|e| format!("--droplets: {e}"))?),
             "--pit-safe" => pit_safe = true,
+            "--threads" => {
+                let threads = value()?.parse().map_err(|e| format!("--threads: {e}"))?;
+                if threads == 0 {
+                    return Err("--threads must be at least 1".into());
+                }
+                args.threads = Some(threads);
+            }
             "--out-dir" => args.out_dir = Some(value()?),
             "--help" | "-h" => return Err(format!("{USAGE}\nmodels: {MODELS}")),
             other => return Err(format!("unknown option {other}\n{USAGE}")),
@@ -81,7 +101,20 @@ fn run() -> Result<(), String> {
             map
         }
     };
-    let (after, outcome) = common::erode(&args.model, &before, args.seed)?;
+    if let Some(threads) = args.threads {
+        // `Parallel` runs on the current rayon pool: the global one, sized here.
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build_global().map_err(|e| e.to_string())?;
+    }
+    // Ctrl-C asks the run to stop at its next progress report (every 256
+    // droplets, or every sweep on threads); a second one ends the process.
+    ctrlc::set_handler(|| {
+        if common::STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("stopping: the droplets under way put their load down; Ctrl-C again to quit now");
+    })
+    .map_err(|e| format!("Ctrl-C handler: {e}"))?;
+    let (after, outcome) = common::erode(&args.model, &before, args.seed, args.threads.is_some())?;
 
     let mut outputs = Outputs::default();
     if let Some(dir) = args.out_dir {
@@ -94,7 +127,7 @@ fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("erode: {message}");
+            eprintln!("hydraulic-erosion: {message}");
             ExitCode::FAILURE
         }
     }

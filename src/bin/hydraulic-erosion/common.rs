@@ -1,19 +1,21 @@
-//! What the `erode` and `config` examples share: the models by name, the default
-//! terrain, a progress bar, and the files they write.
+//! What the `hydraulic-erosion` tool and the `config` example share: the models
+//! by name, the default terrain, a progress bar that Ctrl-C can stop, and the
+//! files they write.
 //!
 //! A new model plugs in with a variant of [`Model`] and its arms in
 //! [`Model::by_name`], [`Model::name`] and [`Model::run`].
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use hydraulic_erosion::RunOptions;
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{
     ErosionParams, ErosionReport, HeightRange, Heightmap, Hillshade, Hydrology, HydrologyParams, MassBalance,
     Overlays, Physical, Progress, Snowball, SnowballParams, erosion_map, write_heightmap,
 };
-use hydraulic_erosion::{RunOptions, Simulator};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand_xoshiro::Xoshiro256StarStar;
 
@@ -60,36 +62,31 @@ impl Model {
         }
     }
 
-    /// Erodes `map` with droplets from `Xoshiro256StarStar::seed_from_u64(seed)`.
+    /// Erodes `map` with droplets from `Xoshiro256StarStar::seed_from_u64(seed)`,
+    /// on the current rayon pool if `threaded` (with the `parallel` feature).
     pub fn run(
         &self,
         map: &mut Heightmap,
         seed: u64,
         progress: &mut dyn Progress,
+        threaded: bool,
     ) -> Result<Outcome, String> {
-        // Any model through the one `Simulator` entry point, in the default
-        // (fastest) mode.
-        let mut run = |model: &mut dyn Simulator<Report = _>| {
-            let mut rng = Xoshiro256StarStar::seed_from_u64(seed);
-            let options = RunOptions::default().with_progress(&mut *progress);
-            model.run_with(map.view_mut(), &mut rng, options).map_err(|e| e.to_string())
-        };
+        let run = Run { seed, threaded };
         match self {
             Self::Physical(params) => {
-                let report = run(&mut Physical::new(*params).map_err(|e| e.to_string())?)?;
+                let report =
+                    run.model(&mut Physical::new(*params).map_err(|e| e.to_string())?, map, progress)?;
                 Ok(Outcome { report, water: None, streams: None })
             }
             Self::Snowball(params) => {
-                let report = run(&mut Snowball::new(*params).map_err(|e| e.to_string())?)?;
+                let report =
+                    run.model(&mut Snowball::new(*params).map_err(|e| e.to_string())?, map, progress)?;
                 Ok(Outcome { report, water: None, streams: None })
             }
             Self::Hydrology(params) => {
                 let mut hydrology =
                     Hydrology::new(*params, map.width(), map.height()).map_err(|e| e.to_string())?;
-                let mut rng = Xoshiro256StarStar::seed_from_u64(seed);
-                let options = RunOptions::default().with_progress(progress);
-                let report =
-                    hydrology.run_with(map.view_mut(), &mut rng, options).map_err(|e| e.to_string())?;
+                let report = run.model(&mut hydrology, map, progress)?;
                 println!(
                     "water: rain {:.3}, pooled {:.3}, evaporated {:.3}, outflow {:.3}, dropped {:.3}; error {:.3e} ({})",
                     report.rain,
@@ -107,6 +104,52 @@ impl Model {
     }
 }
 
+/// A model the tools can run: any `Simulator`, and with the `parallel` feature
+/// one `Parallel` can run on threads.
+#[cfg(feature = "parallel")]
+pub trait Runnable: hydraulic_erosion::Tiled {}
+#[cfg(feature = "parallel")]
+impl<T: hydraulic_erosion::Tiled> Runnable for T {}
+/// A model the tools can run.
+#[cfg(not(feature = "parallel"))]
+pub trait Runnable: hydraulic_erosion::Simulator {}
+#[cfg(not(feature = "parallel"))]
+impl<T: hydraulic_erosion::Simulator> Runnable for T {}
+
+/// How a run is made: its seed, and whether on the current rayon pool.
+struct Run {
+    seed: u64,
+    threaded: bool,
+}
+
+impl Run {
+    /// Runs `model` over `map` through the one `Simulator` entry point (or
+    /// `Parallel`'s), in the default (fastest) mode.
+    fn model<M: Runnable>(
+        &self,
+        model: &mut M,
+        map: &mut Heightmap,
+        progress: &mut dyn Progress,
+    ) -> Result<M::Report, String> {
+        let mut rng = Xoshiro256StarStar::seed_from_u64(self.seed);
+        let options = RunOptions::default().with_progress(progress);
+        #[cfg(feature = "parallel")]
+        if self.threaded {
+            let parallel = hydraulic_erosion::Parallel::new(hydraulic_erosion::ParallelParams::default())
+                .map_err(|e| e.to_string())?;
+            return parallel.run_with(model, map.view_mut(), &mut rng, options).map_err(|e| e.to_string());
+        }
+        #[cfg(not(feature = "parallel"))]
+        if self.threaded {
+            return Err("threads need the `parallel` feature".into());
+        }
+        model.run_with(map.view_mut(), &mut rng, options).map_err(|e| e.to_string())
+    }
+}
+
+/// Set (by a Ctrl-C handler) to stop the run at its next progress report.
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
 /// The terrain to erode when no file is given: a `NoiseTerrain` with the `noise`
 /// feature, else the built-in `fbm_terrain`.
 pub fn default_terrain(size: usize, seed: u64) -> Result<(Heightmap, &'static str), String> {
@@ -123,7 +166,7 @@ pub fn default_terrain(size: usize, seed: u64) -> Result<(Heightmap, &'static st
 }
 
 /// An `indicatif` bar on stderr, as a [`Progress`] callback (hidden when stderr
-/// is not a terminal).
+/// is not a terminal), that stops the run once [`STOP`] is set.
 pub fn progress_bar() -> impl FnMut(u64, u64) -> hydraulic_erosion::Control {
     let bar = ProgressBar::new(0);
     bar.set_style(
@@ -137,16 +180,29 @@ pub fn progress_bar() -> impl FnMut(u64, u64) -> hydraulic_erosion::Control {
         if done == total {
             bar.finish_and_clear();
         }
-        hydraulic_erosion::Control::Continue
+        if STOP.load(Ordering::SeqCst) {
+            bar.finish_and_clear();
+            hydraulic_erosion::Control::Stop
+        } else {
+            hydraulic_erosion::Control::Continue
+        }
     }
 }
 
 /// Erodes a copy of `before` with a progress bar, prints the report and the mass
 /// balance, and returns the eroded map.
-pub fn erode(model: &Model, before: &Heightmap, seed: u64) -> Result<(Heightmap, Outcome), String> {
+pub fn erode(
+    model: &Model,
+    before: &Heightmap,
+    seed: u64,
+    threaded: bool,
+) -> Result<(Heightmap, Outcome), String> {
     let mut after = before.clone();
     let start = Instant::now();
-    let outcome = model.run(&mut after, seed, &mut progress_bar())?;
+    let outcome = model.run(&mut after, seed, &mut progress_bar(), threaded)?;
+    if outcome.report.cancelled {
+        println!("stopped early: {} droplets done", outcome.report.droplets);
+    }
     let seconds = start.elapsed().as_secs_f64();
     let balance = MassBalance::of_run(before, &after, &outcome.report);
     print_report(model.name(), (after.width(), after.height()), seconds, &outcome.report, &balance);
