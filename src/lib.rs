@@ -47,6 +47,9 @@
 //! - [`Hydrology`]: seed 002's particles coupled to stream, pool and vegetation
 //!   maps (descend, flood, drains, trees), with water books in
 //!   [`HydrologyReport`].
+//! - [`analysis`]: terrain analysis (depression filling, D8 flow, drainage
+//!   area, slope-area, exceedance and Hack fits, pits): the figures that tell
+//!   carved terrain from noise, and texturing masks.
 //! - [`ErosionReport`] and [`MassBalance`]: what a run did, and the conservation
 //!   check downstream property tests need.
 //! - Heightmap files ([`Format`]): raw r16 and r32 ([`decode_r16`],
@@ -125,6 +128,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod analysis;
 mod balance;
 mod blur;
 mod carry;

@@ -59,3 +59,31 @@ pub(crate) fn floor_f64(x: f64) -> f64 {
         libm::floor(x)
     }
 }
+
+/// Natural logarithm in double precision (the terrain analysis' fits only: the
+/// simulators use no transcendental function, so their bits never depend on
+/// it; `std` and `libm` may differ in its last bit).
+#[inline(always)]
+pub(crate) fn ln_f64(x: f64) -> f64 {
+    #[cfg(feature = "std")]
+    {
+        x.ln()
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        libm::log(x)
+    }
+}
+
+/// `10^x` in double precision (the analysis' fits only, as [`ln_f64`]).
+#[inline(always)]
+pub(crate) fn exp10_f64(x: f64) -> f64 {
+    #[cfg(feature = "std")]
+    {
+        (x * core::f64::consts::LN_10).exp()
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        libm::exp(x * core::f64::consts::LN_10)
+    }
+}

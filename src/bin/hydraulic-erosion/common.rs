@@ -6,7 +6,7 @@
 //! [`Model::by_name`], [`Model::name`] and [`Model::run`].
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -242,7 +242,7 @@ fn print_report(
 #[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
 pub struct Outputs {
     /// The directory, created if missing.
-    pub dir: PathBuf,
+    pub dir: String,
     /// Heightmap files of the map before erosion (format from the extension).
     pub before: Vec<String>,
     /// Heightmap files of the eroded map.
@@ -274,12 +274,12 @@ impl Default for Outputs {
 impl Outputs {
     /// Writes every file, printing each with its size.
     pub fn write(&self, before: &Heightmap, after: &Heightmap, outcome: &Outcome) -> Result<(), String> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
+        std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir))?;
         let range = self.range.unwrap_or_else(|| HeightRange::of(before).union(HeightRange::of(after)));
         println!("16-bit files map heights [{}, {}] to [0, 65535]", range.min, range.max);
         for (names, map) in [(&self.before, before), (&self.after, after)] {
             for name in names {
-                let path = self.dir.join(name);
+                let path = Path::new(&self.dir).join(name);
                 write_heightmap(&path, map, range).map_err(|e| format!("{}: {e}", path.display()))?;
                 report_file(&path);
             }
@@ -290,13 +290,13 @@ impl Outputs {
                 streams: outcome.streams.as_ref().map(|g| g.view()),
             };
             let picture = self.hillshade.render(after, overlays).map_err(|e| e.to_string())?;
-            let path = self.dir.join(name);
+            let path = Path::new(&self.dir).join(name);
             picture.save_png(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             report_file(&path);
         }
         if let Some(name) = &self.erosion {
             let picture = erosion_map(before, after, None).map_err(|e| e.to_string())?;
-            let path = self.dir.join(name);
+            let path = Path::new(&self.dir).join(name);
             picture.save_png(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             report_file(&path);
         }

@@ -118,7 +118,7 @@ fn run() -> Result<(), String> {
 
     let mut outputs = Outputs::default();
     if let Some(dir) = args.out_dir {
-        outputs.dir = dir.into();
+        outputs.dir = dir;
     }
     outputs.write(&before, &after, &outcome)
 }

@@ -1,0 +1,84 @@
+//! Power laws fitted in log-log space.
+
+use alloc::vec::Vec;
+
+use crate::math;
+
+/// A power law `y = coefficient * x^exponent`, fitted by ordinary least squares
+/// to `(log10 x, log10 y)` points.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct PowerLawFit {
+    /// The fitted exponent (the slope in log-log space).
+    pub exponent: f64,
+    /// The fitted coefficient (`10^intercept`).
+    pub coefficient: f64,
+    /// The fit's coefficient of determination, in `[0, 1]` (1: a perfect line).
+    pub r_squared: f64,
+    /// How many points the fit used (bins, for the binned fits).
+    pub points: usize,
+}
+
+impl PowerLawFit {
+    /// The least-squares line through `(log10 x, log10 y)` points; `None` for
+    /// fewer than 2 points or no spread in `x`.
+    pub fn of_logs(points: &[(f64, f64)]) -> Option<Self> {
+        let n = points.len();
+        if n < 2 {
+            return None;
+        }
+        let nf = n as f64;
+        let (mx, my) = points.iter().fold((0.0, 0.0), |(sx, sy), &(x, y)| (sx + x / nf, sy + y / nf));
+        let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
+        for &(x, y) in points {
+            let (dx, dy) = (x - mx, y - my);
+            sxx += dx * dx;
+            sxy += dx * dy;
+            syy += dy * dy;
+        }
+        if sxx.is_nan() || sxx <= 0.0 || !sxx.is_finite() || !syy.is_finite() {
+            return None;
+        }
+        let slope = sxy / sxx;
+        let r_squared = if syy > 0.0 { (sxy * sxy / (sxx * syy)).min(1.0) } else { 1.0 };
+        Some(Self { exponent: slope, coefficient: math::exp10_f64(my - slope * mx), r_squared, points: n })
+    }
+
+    /// Fits `y` against `x` over the pairs with `x` in `[x_min, x_max]` and both
+    /// positive, binned: the `log10 x` range is cut into `bins_per_decade` bins a
+    /// decade, and each bin holding at least `min_per_bin` pairs gives one point,
+    /// the mean `log10 x` and mean `log10 y` of its pairs. Binning keeps the
+    /// many small-`x` pairs from drowning the rest, as slope-area studies do.
+    pub fn binned(
+        pairs: impl Iterator<Item = (f64, f64)>,
+        (x_min, x_max): (f64, f64),
+        bins_per_decade: u32,
+        min_per_bin: usize,
+    ) -> Option<Self> {
+        if !(x_min > 0.0 && x_max >= x_min && bins_per_decade > 0) {
+            return None;
+        }
+        let lo = log10(x_min);
+        let per = f64::from(bins_per_decade);
+        let bins = ((log10(x_max) - lo) * per) as usize + 1;
+        let mut sums = alloc::vec![(0.0f64, 0.0f64, 0usize); bins];
+        for (x, y) in pairs {
+            if x >= x_min && x <= x_max && y > 0.0 && x.is_finite() && y.is_finite() {
+                let (lx, ly) = (log10(x), log10(y));
+                let b = (((lx - lo) * per) as usize).min(bins - 1);
+                sums[b] = (sums[b].0 + lx, sums[b].1 + ly, sums[b].2 + 1);
+            }
+        }
+        let points: Vec<(f64, f64)> = sums
+            .iter()
+            .filter(|s| s.2 >= min_per_bin.max(1))
+            .map(|&(sx, sy, c)| (sx / c as f64, sy / c as f64))
+            .collect();
+        Self::of_logs(&points)
+    }
+}
+
+/// `log10(x)` for `x > 0`.
+pub(crate) fn log10(x: f64) -> f64 {
+    math::ln_f64(x) / core::f64::consts::LN_10
+}

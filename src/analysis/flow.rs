@@ -1,0 +1,182 @@
+//! D8 flow: receivers, drainage area, longest flow path and slope along the flow.
+
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+
+use super::{NEIGHBOURS, for_each_neighbour, on_border};
+use crate::error::GridError;
+use crate::grid::{Grid, Heightmap, try_filled};
+
+/// The receiver of a cell that passes its water to no other: a border cell (it
+/// drains off the map) or a cell with no lower neighbour.
+pub const NO_RECEIVER: u32 = u32::MAX;
+
+/// D8 flow over a surface: each cell passes its water to its steepest-descent
+/// neighbour (drop over distance, diagonals `sqrt(2)` cells away; ties go to
+/// the first in a fixed order), border cells pass it off the map. Built on a
+/// surface with a descending path from every cell to the border (a
+/// [`Fill::Epsilon`](super::Fill::Epsilon) fill), every drop of rain reaches
+/// the border.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowField {
+    width: usize,
+    height: usize,
+    receivers: Vec<u32>,
+    /// Distance to the receiver in cells (0 without one).
+    steps: Vec<f32>,
+    /// A topological order: every cell before its receiver.
+    order: Vec<u32>,
+}
+
+impl FlowField {
+    /// The D8 flow over `surface`.
+    ///
+    /// # Errors
+    /// [`GridError::OutOfMemory`] if the buffers cannot be allocated.
+    pub fn d8<S: AsRef<[f32]>>(surface: &Grid<S>) -> Result<Self, GridError> {
+        let (w, h) = (surface.width(), surface.height());
+        let n = surface.len();
+        let z = surface.cells();
+        let mut receivers = try_filled(n, NO_RECEIVER)?;
+        let mut steps = try_filled(n, 0.0f32)?;
+        for i in (0..n).filter(|&i| !on_border(i, w, h)) {
+            let mut best = (0.0f64, NO_RECEIVER, 0.0f64);
+            for_each_neighbour(i, w, h, |j, d| {
+                let descent = (f64::from(z[i]) - f64::from(z[j])) / d;
+                if descent > best.0 {
+                    best = (descent, j as u32, d);
+                }
+            });
+            receivers[i] = best.1;
+            steps[i] = best.2 as f32;
+        }
+        // Kahn's order: donors before receivers, linear in the cells.
+        let mut donors = try_filled(n, 0u32)?;
+        for &r in receivers.iter().filter(|&&r| r != NO_RECEIVER) {
+            donors[r as usize] += 1;
+        }
+        let mut order = Vec::new();
+        order.try_reserve_exact(n).map_err(|_| GridError::OutOfMemory { bytes: n * 4 })?;
+        let mut ready: VecDeque<u32> = (0..n as u32).filter(|&i| donors[i as usize] == 0).collect();
+        while let Some(i) = ready.pop_front() {
+            order.push(i);
+            let r = receivers[i as usize];
+            if r != NO_RECEIVER {
+                donors[r as usize] -= 1;
+                if donors[r as usize] == 0 {
+                    ready.push_back(r);
+                }
+            }
+        }
+        Ok(Self { width: w, height: h, receivers, steps, order })
+    }
+
+    /// Width of the surface, in cells.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Height of the surface, in cells.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// Each cell's receiver (index `y * width + x`), or [`NO_RECEIVER`].
+    pub fn receivers(&self) -> &[u32] {
+        &self.receivers
+    }
+
+    /// Drainage area: for each cell, the cells whose water passes through it,
+    /// itself included (in cells; multiply by the cell's area for map units).
+    ///
+    /// # Errors
+    /// [`GridError::OutOfMemory`] if the result cannot be allocated.
+    pub fn drainage_area(&self) -> Result<Heightmap, GridError> {
+        self.accumulate(|_| 1.0)
+    }
+
+    /// Drainage area weighted by `rain`: for each cell, the rain that falls on
+    /// the cells draining through it, itself included. Rain that falls at the
+    /// border leaves at once, so the outlets' totals sum to the rain's.
+    ///
+    /// # Errors
+    /// [`GridError::SizeMismatch`] if `rain` is not the surface's size,
+    /// [`GridError::OutOfMemory`] if the result cannot be allocated.
+    pub fn weighted_area<S: AsRef<[f32]>>(&self, rain: &Grid<S>) -> Result<Heightmap, GridError> {
+        if (rain.width(), rain.height()) != (self.width, self.height) {
+            return Err(GridError::SizeMismatch {
+                expected_width: self.width,
+                expected_height: self.height,
+                actual_width: rain.width(),
+                actual_height: rain.height(),
+            });
+        }
+        self.accumulate(|i| f64::from(rain.cells()[i]))
+    }
+
+    /// The longest flow path upstream of each cell, ending there (Hack's
+    /// length), in cells times `cell_size` (0 for a cell nothing drains into).
+    ///
+    /// # Errors
+    /// [`GridError::OutOfMemory`] if the result cannot be allocated.
+    pub fn flow_length(&self, cell_size: f32) -> Result<Heightmap, GridError> {
+        let mut length = try_filled(self.receivers.len(), 0.0f64)?;
+        for &i in &self.order {
+            let r = self.receivers[i as usize];
+            if r != NO_RECEIVER {
+                let reach = length[i as usize] + f64::from(self.steps[i as usize]);
+                length[r as usize] = length[r as usize].max(reach);
+            }
+        }
+        let cells = length.iter().map(|&l| (l * f64::from(cell_size)) as f32).collect();
+        Heightmap::from_cells(self.width, self.height, cells)
+    }
+
+    /// The slope from each cell to its receiver on `heights` (drop over the
+    /// distance, `cell_size` per cell): 0 without a receiver. Pass the flat-filled
+    /// surface to read lakes as flat (the "channel flats"), the map itself for
+    /// the raw slope along the flow (negative where the flow climbs out of a pit).
+    ///
+    /// # Errors
+    /// [`GridError::SizeMismatch`] if `heights` is not the surface's size,
+    /// [`GridError::OutOfMemory`] if the result cannot be allocated.
+    pub fn slope<S: AsRef<[f32]>>(&self, heights: &Grid<S>, cell_size: f32) -> Result<Heightmap, GridError> {
+        if (heights.width(), heights.height()) != (self.width, self.height) {
+            return Err(GridError::SizeMismatch {
+                expected_width: self.width,
+                expected_height: self.height,
+                actual_width: heights.width(),
+                actual_height: heights.height(),
+            });
+        }
+        let z = heights.cells();
+        let mut slope = try_filled(z.len(), 0.0f32)?;
+        for (i, s) in slope.iter_mut().enumerate() {
+            let r = self.receivers[i];
+            if r != NO_RECEIVER {
+                let run = f64::from(self.steps[i]) * f64::from(cell_size);
+                *s = ((f64::from(z[i]) - f64::from(z[r as usize])) / run) as f32;
+            }
+        }
+        Heightmap::from_cells(self.width, self.height, slope)
+    }
+
+    /// Sums `weight` down the flow, in topological order.
+    fn accumulate(&self, weight: impl Fn(usize) -> f64) -> Result<Heightmap, GridError> {
+        let n = self.receivers.len();
+        let mut area = try_filled(n, 0.0f64)?;
+        for (i, a) in area.iter_mut().enumerate() {
+            *a = weight(i);
+        }
+        for &i in &self.order {
+            let r = self.receivers[i as usize];
+            if r != NO_RECEIVER {
+                area[r as usize] += area[i as usize];
+            }
+        }
+        Heightmap::from_cells(self.width, self.height, area.iter().map(|&a| a as f32).collect())
+    }
+}
+
+// The neighbour table is shared with the fill; keep its diagonal distance exact.
+const _: () = assert!(NEIGHBOURS[4].2 > 1.414 && NEIGHBOURS[4].2 < 1.415);

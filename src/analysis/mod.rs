@@ -1,0 +1,74 @@
+//! Terrain analysis: what a landscape's drainage looks like, measured the way
+//! geomorphologists measure real ones (feature-free, `no_std` + `alloc`).
+//!
+//! - [`fill_depressions`]: priority-flood depression filling (Barnes, Lehman &
+//!   Mulla 2014), flat or with an epsilon gradient, and the depth of every
+//!   closed depression;
+//! - [`FlowField`]: D8 flow directions (steepest descent), drainage area
+//!   (optionally weighted by a rain map), the longest flow path upstream, and
+//!   the slope along the flow;
+//! - [`PowerLawFit`]s: slope-area (Flint's law `S = k A^-θ`), the drainage-area
+//!   exceedance exponent (`P(A >= a) ~ a^-β`) and Hack's law (`L ~ A^h`);
+//! - [`count_pits`] and [`TerrainStats`], the one-call summary the crate's own
+//!   benchmarks use to show what erosion does.
+//!
+//! Real fluvial landscapes have θ of about 0.35 to 0.6 with a tight fit, β of
+//! about 0.43, h of 0.5 to 0.6, closed depressions over a few percent of the
+//! land and few single-cell pits; noise has none of that.
+//!
+//! The map border is the outlet everywhere: water reaching it leaves the map.
+//! Every function is linear in the cells, or `n log n` for the fill's priority
+//! queue, and none recurses: a 4096 x 4096 map takes seconds.
+//!
+//! ```
+//! use hydraulic_erosion::analysis::{AnalysisOptions, TerrainStats};
+//! use hydraulic_erosion::fbm_terrain;
+//!
+//! let map = fbm_terrain(128, 128, 1)?;
+//! let stats = TerrainStats::measure(&map, &AnalysisOptions::default())?;
+//! assert!(stats.depression_fraction > 0.0 && stats.depression_fraction < 1.0);
+//! # Ok::<(), hydraulic_erosion::GridError>(())
+//! ```
+
+mod fill;
+mod fit;
+mod flow;
+mod stats;
+
+pub use fill::{Fill, FilledSurface, fill_depressions};
+pub use fit::PowerLawFit;
+pub use flow::{FlowField, NO_RECEIVER};
+pub use stats::{AnalysisOptions, TerrainStats, count_pits};
+
+/// The 8 neighbours as `(dx, dy, distance in cells)`, in a fixed order (so
+/// ties break the same way everywhere).
+const NEIGHBOURS: [(isize, isize, f64); 8] = [
+    (1, 0, 1.0),
+    (-1, 0, 1.0),
+    (0, 1, 1.0),
+    (0, -1, 1.0),
+    (1, 1, core::f64::consts::SQRT_2),
+    (-1, 1, core::f64::consts::SQRT_2),
+    (1, -1, core::f64::consts::SQRT_2),
+    (-1, -1, core::f64::consts::SQRT_2),
+];
+
+/// Calls `f(neighbour index, distance in cells)` for each neighbour of cell
+/// `i` of a `width` x `height` grid that lies on the grid.
+#[inline]
+fn for_each_neighbour(i: usize, width: usize, height: usize, mut f: impl FnMut(usize, f64)) {
+    let (x, y) = ((i % width) as isize, (i / width) as isize);
+    for (dx, dy, d) in NEIGHBOURS {
+        let (nx, ny) = (x + dx, y + dy);
+        if nx >= 0 && ny >= 0 && (nx as usize) < width && (ny as usize) < height {
+            f(ny as usize * width + nx as usize, d);
+        }
+    }
+}
+
+/// Whether cell `i` lies on the map's border (an outlet).
+#[inline]
+fn on_border(i: usize, width: usize, height: usize) -> bool {
+    let (x, y) = (i % width, i / width);
+    x == 0 || y == 0 || x + 1 == width || y + 1 == height
+}

@@ -1,0 +1,198 @@
+//! The one-call summary: the figures that tell carved terrain from noise.
+
+use alloc::vec::Vec;
+
+use super::fill::{Fill, flood};
+use super::fit::{PowerLawFit, log10};
+use super::flow::{FlowField, NO_RECEIVER};
+use super::{for_each_neighbour, on_border};
+use crate::error::GridError;
+use crate::grid::{Grid, Heightmap};
+
+/// What [`TerrainStats::measure`] measures over. Areas are in cells.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
+pub struct AnalysisOptions {
+    /// Horizontal size of a cell, in the heights' unit (slopes are height over
+    /// `cell_size` per cell). Default 1.
+    pub cell_size: f32,
+    /// Drainage area from which a cell counts as a channel, in cells. Default 50.
+    pub channel_area: f64,
+    /// The largest drainage area the fits use, as a fraction of the map's cells
+    /// (beyond it the few large basins only add scatter). Default 0.05.
+    pub max_area_fraction: f64,
+    /// The smallest drainage area the exceedance fit uses, in cells (below it,
+    /// ridge cells of area 1 and 2 dominate). Default 10.
+    pub exceedance_min_area: f64,
+    /// Bins per decade of drainage area in the binned fits. Default 10.
+    pub bins_per_decade: u32,
+    /// Cells a bin needs to count as a point of a binned fit. Default 5.
+    pub min_per_bin: usize,
+    /// A channel cell whose slope to its receiver (on the flat-filled surface)
+    /// is at most this, in height units per horizontal unit, is flat: a lake or
+    /// a filled basin. Default 1e-6.
+    pub flat_slope: f32,
+}
+
+impl Default for AnalysisOptions {
+    fn default() -> Self {
+        Self {
+            cell_size: 1.0,
+            channel_area: 50.0,
+            max_area_fraction: 0.05,
+            exceedance_min_area: 10.0,
+            bins_per_decade: 10,
+            min_per_bin: 5,
+            flat_slope: 1e-6,
+        }
+    }
+}
+
+/// The drainage figures of a terrain (see the [module docs](super)).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct TerrainStats {
+    /// Width of the map, in cells.
+    pub width: usize,
+    /// Height of the map, in cells.
+    pub height: usize,
+    /// Share of the cells inside closed depressions (depth > 0 after a flat
+    /// fill), in `[0, 1]`. A few percent in real landscapes.
+    pub depression_fraction: f64,
+    /// Single-cell pits: interior cells strictly lower than all 8 neighbours.
+    pub pits: u64,
+    /// `pits` over the interior cells.
+    pub pit_fraction: f64,
+    /// Channel cells (drainage area at least `channel_area`, not on the border).
+    pub channel_cells: u64,
+    /// Share of the channel cells that are flat (slope at most `flat_slope` on
+    /// the flat-filled surface): lakes and filled basins.
+    pub channel_flat_fraction: f64,
+    /// Flint's law over the channel cells up to `max_area_fraction`: slope
+    /// against drainage area; the concavity θ is `-exponent`
+    /// ([`concavity`](Self::concavity)), the steepness `coefficient`.
+    pub slope_area: Option<PowerLawFit>,
+    /// `P(A >= a)` against `a` over all cells, from `exceedance_min_area` to
+    /// `max_area_fraction`; β is `-exponent` ([`exceedance`](Self::exceedance)).
+    pub area_exceedance: Option<PowerLawFit>,
+    /// Hack's law over the channel cells: the longest flow path upstream
+    /// against drainage area; h is `exponent` ([`hack`](Self::hack)).
+    pub hack_fit: Option<PowerLawFit>,
+}
+
+impl TerrainStats {
+    /// Measures `map` (the border is the outlet).
+    ///
+    /// # Errors
+    /// [`GridError::OutOfMemory`] if the working buffers cannot be allocated.
+    pub fn measure<S: AsRef<[f32]>>(map: &Grid<S>, options: &AnalysisOptions) -> Result<Self, GridError> {
+        let (w, h) = (map.width(), map.height());
+        let n = map.len();
+        let flat = Heightmap::from_cells(w, h, flood(map, Fill::Flat)?)?;
+        let epsilon = Heightmap::from_cells(w, h, flood(map, Fill::Epsilon)?)?;
+        let depressed = flat.cells().iter().zip(map.cells()).filter(|(f, h)| f > h).count();
+        let flow = FlowField::d8(&epsilon)?;
+        let area = flow.drainage_area()?;
+        let length = flow.flow_length(options.cell_size)?;
+        let slope = flow.slope(&flat, options.cell_size)?;
+        let max_area = (options.max_area_fraction * n as f64).max(options.channel_area);
+        let receivers = flow.receivers();
+        let channels: Vec<usize> = (0..n)
+            .filter(|&i| f64::from(area.cells()[i]) >= options.channel_area && receivers[i] != NO_RECEIVER)
+            .collect();
+        let flats = channels.iter().filter(|&&i| slope.cells()[i] <= options.flat_slope).count();
+        let range = (options.channel_area, max_area);
+        let pairs = |ys: &[f32]| {
+            let area = area.cells();
+            channels.iter().map(move |&i| (f64::from(area[i]), f64::from(ys[i]))).collect::<Vec<_>>()
+        };
+        let bins = options.bins_per_decade;
+        let slope_area = PowerLawFit::binned(
+            pairs(slope.cells()).into_iter().filter(|&(_, s)| s > f64::from(options.flat_slope)),
+            range,
+            bins,
+            options.min_per_bin,
+        );
+        let hack_fit =
+            PowerLawFit::binned(pairs(length.cells()).into_iter(), range, bins, options.min_per_bin);
+        let area_exceedance = exceedance(area.cells(), (options.exceedance_min_area, max_area), bins);
+        let (pits, interior) = count_pits(map);
+        Ok(Self {
+            width: w,
+            height: h,
+            depression_fraction: depressed as f64 / n as f64,
+            pits,
+            pit_fraction: if interior > 0 { pits as f64 / interior as f64 } else { 0.0 },
+            channel_cells: channels.len() as u64,
+            channel_flat_fraction: if channels.is_empty() {
+                0.0
+            } else {
+                flats as f64 / channels.len() as f64
+            },
+            slope_area,
+            area_exceedance,
+            hack_fit,
+        })
+    }
+
+    /// The concavity θ of Flint's law (`-exponent` of the slope-area fit).
+    pub fn concavity(&self) -> Option<f64> {
+        self.slope_area.map(|f| -f.exponent)
+    }
+
+    /// The drainage-area exceedance exponent β (`-exponent` of its fit).
+    pub fn exceedance(&self) -> Option<f64> {
+        self.area_exceedance.map(|f| -f.exponent)
+    }
+
+    /// Hack's exponent h.
+    pub fn hack(&self) -> Option<f64> {
+        self.hack_fit.map(|f| f.exponent)
+    }
+}
+
+/// `P(A >= a)` against `a` at `bins_per_decade` thresholds a decade over
+/// `[a_min, a_max]`, fitted in log-log space: one pass over the cells into a
+/// histogram of `log10 A`, then cumulative counts from the top.
+fn exceedance(area: &[f32], (a_min, a_max): (f64, f64), bins_per_decade: u32) -> Option<PowerLawFit> {
+    if area.is_empty() || !(a_min > 0.0 && a_max > a_min) || bins_per_decade == 0 {
+        return None;
+    }
+    let per = f64::from(bins_per_decade);
+    let top = (log10(a_max) * per) as usize + 1;
+    let mut counts = alloc::vec![0u64; top + 1];
+    for &a in area {
+        if a >= 1.0 {
+            let b = ((log10(f64::from(a)) * per) as usize).min(top);
+            counts[b] += 1;
+        }
+    }
+    let n = area.len() as f64;
+    let mut above = 0u64;
+    let mut points = Vec::new();
+    for b in (0..=top).rev() {
+        above += counts[b];
+        let threshold = b as f64 / per; // log10 of the bin's lower edge
+        let a = crate::math::exp10_f64(threshold);
+        if a >= a_min && a <= a_max && above > 0 {
+            points.push((threshold, log10(above as f64 / n)));
+        }
+    }
+    PowerLawFit::of_logs(&points)
+}
+
+/// Single-cell pits of `map`: interior cells strictly lower than all 8
+/// neighbours. Returns `(pits, interior cells)`.
+pub fn count_pits<S: AsRef<[f32]>>(map: &Grid<S>) -> (u64, u64) {
+    let (w, h) = (map.width(), map.height());
+    let z = map.cells();
+    let (mut pits, mut interior) = (0u64, 0u64);
+    for i in (0..z.len()).filter(|&i| !on_border(i, w, h)) {
+        interior += 1;
+        let mut lowest = true;
+        for_each_neighbour(i, w, h, |j, _| lowest &= z[j] > z[i]);
+        pits += u64::from(lowest);
+    }
+    (pits, interior)
+}
