@@ -358,9 +358,10 @@ impl Parallel {
             let batch =
                 Physical::with_sampler(ErosionParams { droplets, ..base }, physical.sampler().clone())
                     .expect("a batch's params are the validated params with fewer droplets");
-            let result = match lockstep.then(|| batch.run_lockstep(copy, rng, &mut Silent)).flatten() {
-                Some(result) => result,
-                None => batch.run_sequential(copy, rng, &mut Silent),
+            let result = if lockstep {
+                batch.run_lockstep(copy, rng, &mut Silent)
+            } else {
+                batch.run_sequential(copy, rng, &mut Silent)
             };
             result.expect("the frozen map is finite")
         })?;

@@ -22,19 +22,19 @@ use crate::report::ErosionReport;
 #[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 #[non_exhaustive]
 pub enum Mode {
-    /// The fastest deterministic single-thread mode for the sampler: lockstep
-    /// where the sampler has a lane kernel (the 8-facet one, and
-    /// [`Sampler::EightFacet`](crate::Sampler::EightFacet)), one droplet after
-    /// another otherwise. The default.
+    /// The fastest deterministic single-thread mode: [`Lockstep`](Mode::Lockstep),
+    /// for every sampler. The default.
     #[default]
     Fast,
     /// One droplet after another: the order [`Physical::trace`](crate::Physical::trace)
     /// follows step by step, and the seeds' own.
     Sequential,
     /// [`LOCKSTEP_LANES`](crate::LOCKSTEP_LANES) droplets advance together,
-    /// their normals and motion computed across SIMD lanes (the widest this CPU
-    /// has, chosen at run time; the bits are the same on every CPU). Needs a
-    /// sampler with a lane kernel; others run [`Sequential`](Mode::Sequential).
+    /// their motion computed across SIMD lanes (the widest this CPU has, chosen
+    /// at run time; the bits are the same on every CPU). A sampler with a lane
+    /// kernel (the 8-facet one) computes the normals across the lanes too; any
+    /// other sampler runs as well, each lane keeping its own copy (its
+    /// per-droplet state) and asking it for the lane's normal.
     Lockstep,
 }
 

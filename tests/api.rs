@@ -75,10 +75,12 @@ fn a_custom_sampler_runs_in_every_mode() {
         assert!(MassBalance::of_run(&start, &map, &report).is_conserved());
         results.push(map);
     }
-    // Without a lane kernel every mode runs one droplet after another.
-    assert!(results.windows(2).all(|w| w[0] == w[1]));
+    // Fast is lockstep, whose lanes ask each lane's own sampler; the
+    // sequential mode erodes alike with other bits.
+    assert_eq!(results[0], results[2]);
+    assert_ne!(results[0], results[1]);
 
-    // Boxed, chosen at run time: the same bits as the plain sampler.
+    // Boxed, chosen at run time: the same bits as the plain sampler (Fast).
     let mut boxed = Physical::with_sampler(params, Box::new(Forward) as Box<dyn DynSampler>).unwrap();
     let mut map = start.clone();
     boxed.run_seeded(&mut map, 5).unwrap();

@@ -111,8 +111,9 @@ pub trait NormalSampler {
     /// default [`Mode::Fast`](crate::Mode::Fast)) computes this sampler's normals
     /// with across SIMD lanes, if it has one. Only the crate makes
     /// [`LaneKernel`]s: the 8-facet sampler has one, as does
-    /// [`Sampler::EightFacet`]; the default, `None`, runs those modes one droplet
-    /// after another, exactly as [`Mode::Sequential`](crate::Mode::Sequential).
+    /// [`Sampler::EightFacet`]. With the default, `None`, those modes still run
+    /// in lanes, each lane asking its own copy of the sampler for its normal (and
+    /// a `Parallel` run uses batches instead of tiles).
     #[inline]
     fn lane_kernel(&self) -> Option<LaneKernel> {
         None

@@ -15,7 +15,7 @@ use crate::droplet::{Droplet, Fate};
 use crate::grid::GridRef;
 use crate::math;
 use crate::normal::eight_facet::{SLOPE, SQUARES, WEIGHT};
-use crate::normal::{CentralDifference, EightFacet};
+use crate::normal::{CentralDifference, EightFacet, NormalSampler};
 use crate::progress::{Progress, Ticker};
 use crate::random::unit_f32;
 
@@ -29,7 +29,7 @@ const L: usize = LOCKSTEP_LANES;
 /// The lanes' droplets as a structure of arrays (one droplet a lane, or none,
 /// `live` false, once the run is draining), so the per-round arithmetic runs
 /// across lanes.
-struct Lanes {
+pub(super) struct Lanes {
     px: [f32; L],
     py: [f32; L],
     vx: [f32; L],
@@ -88,7 +88,7 @@ impl Lanes {
 
 /// One round's per-lane working arrays (structure of arrays, so the compiler
 /// vectorises across lanes).
-struct Round {
+pub(super) struct Round {
     /// Heights of the 8 neighbours, facet-major: `around[k][lane]`.
     around: [[f32; L]; 8],
     centre: [f32; L],
@@ -115,9 +115,10 @@ impl Round {
 
 /// Where the lanes take their droplets from, and where droplets go that may not
 /// take their next step here.
-pub(crate) trait Feed {
-    /// The next droplet and its walk, if any are left.
-    fn next(&mut self, eroder: &Eroder<'_, EightFacet>) -> Option<(Droplet, Walk)>;
+pub(crate) trait Feed<S> {
+    /// The next droplet and its walk, if any are left; `sampler` is the lane's,
+    /// for the droplet's per-droplet state.
+    fn next(&mut self, eroder: &Eroder<'_, S>, sampler: &mut S) -> Option<(Droplet, Walk)>;
 
     /// Whether a droplet may move to `(px, py)` (finite) on this map: always,
     /// unless the map is one tile's zone of a larger one.
@@ -145,37 +146,50 @@ pub(crate) trait Feed {
 
 /// New droplets from `rng` at uniform random starts (start `x` then `y`, as the
 /// sequential mode draws them), `total` in all.
-struct Spawner<'r, R: ?Sized> {
-    rng: &'r mut R,
+struct Spawner<'r> {
+    rng: &'r mut dyn Rng,
     total: u64,
     spawned: u64,
 }
 
-impl<R: Rng + ?Sized> Feed for Spawner<'_, R> {
+impl<S: NormalSampler> Feed<S> for Spawner<'_> {
+    /// Draws the start `x` then `y`, then the sampler's per-droplet state (as
+    /// the sequential mode does).
     #[inline]
-    fn next(&mut self, eroder: &Eroder<'_, EightFacet>) -> Option<(Droplet, Walk)> {
+    fn next(&mut self, eroder: &Eroder<'_, S>, sampler: &mut S) -> Option<(Droplet, Walk)> {
         if self.spawned == self.total {
             return None;
         }
         self.spawned += 1;
         let (wf, hf) = (eroder.width as f32, eroder.height as f32);
         let start = Vec2::new(unit_f32(self.rng) * wf, unit_f32(self.rng) * hf);
+        sampler.spawn(self.rng);
         Some((Droplet::new(start), Walk::new(&eroder.k, eroder.cell_of(start))))
     }
 }
 
 /// Runs `total` droplets in lockstep on `eroder` (an 8-facet Physical run),
 /// drawing their starts from `rng`; see [`run_fed`].
-pub(super) fn run<R, P>(
+pub(super) fn run(
     eroder: &mut Eroder<'_, EightFacet>,
     total: u64,
-    rng: &mut R,
-    ticker: &mut Ticker<'_, P>,
-) where
-    R: Rng + ?Sized,
-    P: Progress + ?Sized,
-{
+    rng: &mut dyn Rng,
+    ticker: &mut Ticker<'_, impl Progress + ?Sized>,
+) {
     run_fed(eroder, &mut Spawner { rng, total, spawned: 0 }, ticker);
+}
+
+/// Runs `total` droplets in lockstep on `eroder` for a sampler without a lane
+/// kernel: each lane keeps its own copy of the sampler (its per-droplet state)
+/// and asks it for the lane's normal, one lane after another; the motion and
+/// the trades run as for the 8-facet lanes.
+pub(super) fn run_scalar<S: NormalSampler + Clone>(
+    eroder: &mut Eroder<'_, S>,
+    total: u64,
+    rng: &mut dyn Rng,
+    ticker: &mut Ticker<'_, impl Progress + ?Sized>,
+) {
+    run_fed_with(eroder, &mut Spawner { rng, total, spawned: 0 }, ticker, scalar_normals);
 }
 
 /// Runs the droplets of `feed` in lockstep on `eroder`, with the widest
@@ -183,14 +197,38 @@ pub(super) fn run<R, P>(
 /// on every path).
 pub(super) fn run_fed<F, P>(eroder: &mut Eroder<'_, EightFacet>, feed: &mut F, ticker: &mut Ticker<'_, P>)
 where
-    F: Feed + ?Sized,
+    F: Feed<EightFacet> + ?Sized,
     P: Progress + ?Sized,
 {
     simd::run_fed(Isa::detect(), eroder, feed, ticker);
 }
 
-/// The lockstep loop, for the instruction set `K` provides the facet kernel for;
-/// inlined into each [`simd`] entry point, so it is compiled for that set.
+/// Each live lane's normal from its own sampler, and its cell's height.
+#[inline(always)]
+fn scalar_normals<S: NormalSampler>(
+    eroder: &Eroder<'_, S>,
+    lanes: &Lanes,
+    samplers: &[S],
+    round: &mut Round,
+) {
+    let (w, h) = (eroder.width, eroder.height);
+    let grid = GridRef::new_unchecked(w, h, &*eroder.cells);
+    let scale = eroder.k.height_scale;
+    for l in 0..L {
+        if !lanes.live[l] {
+            continue;
+        }
+        let (x, y) = (lanes.cx[l] as usize, lanes.cy[l] as usize);
+        let position = Vec2::new(lanes.px[l], lanes.py[l]);
+        let n = samplers[l].normal_in_cell(&grid, position, x, y, scale);
+        (round.nx[l], round.nz[l], round.centre[l]) = (n.x, n.z, eroder.cells[y * w + x]);
+    }
+}
+
+/// The lockstep loop, with `normals` filling each round's normals and cell
+/// heights: the 8-facet kernel of an instruction set (inlined into each
+/// [`simd`] entry point, so it is compiled for that set), or the lanes' own
+/// samplers ([`run_scalar`]).
 ///
 /// Each round: first, in lane order, every lane whose droplet is spent (out of
 /// water or steps) puts its load down and takes the next droplet from `feed`;
@@ -200,16 +238,21 @@ where
 /// or, if `feed` does not hold where it would move, is passed back to `feed` as
 /// it stood.
 #[inline(always)]
-pub(super) fn run_fed_with<K, F, P>(
-    eroder: &mut Eroder<'_, EightFacet>,
+pub(super) fn run_fed_with<S, F, P, N>(
+    eroder: &mut Eroder<'_, S>,
     feed: &mut F,
     ticker: &mut Ticker<'_, P>,
+    normals: N,
 ) where
-    K: FacetKernel,
-    F: Feed + ?Sized,
+    S: NormalSampler + Clone,
+    F: Feed<S> + ?Sized,
     P: Progress + ?Sized,
+    N: Fn(&Eroder<'_, S>, &Lanes, &[S], &mut Round),
 {
     let k = eroder.k;
+    // One sampler a lane: per-droplet state (an `Offset`'s offset) stays with
+    // the lane's droplet. The 8-facet sampler has none (and no size).
+    let mut samplers: alloc::vec::Vec<S> = (0..L).map(|_| eroder.sampler.clone()).collect();
     let mut lanes = Lanes::new();
     let mut round = Round::new();
     // Whether each lane's droplet has stepped since it entered.
@@ -241,7 +284,7 @@ pub(super) fn run_fed_with<K, F, P>(
                 }
             }
             if !lanes.live[l] {
-                if let Some((droplet, walk)) = feed.next(eroder) {
+                if let Some((droplet, walk)) = feed.next(eroder, &mut samplers[l]) {
                     lanes.set(l, &droplet, &walk);
                     lanes.live[l] = true;
                     moved[l] = false;
@@ -266,7 +309,7 @@ pub(super) fn run_fed_with<K, F, P>(
                 break;
             }
         }
-        normals::<K>(eroder, &lanes, &mut round);
+        normals(eroder, &lanes, &samplers, &mut round);
 
         // Motion and the trade terms across the lanes, with the sequential mode's
         // operations. A lane that goes on keeps its new state; one that ends is
@@ -395,7 +438,7 @@ pub(super) fn facet_lanes(
 /// [`EightFacet::from_neighbours`]'s operations in the same order, so each lane
 /// gets the bits the sequential mode would.
 #[inline(always)]
-fn normals<K: FacetKernel>(eroder: &Eroder<'_, EightFacet>, lanes: &Lanes, round: &mut Round) {
+pub(super) fn normals<K: FacetKernel>(eroder: &Eroder<'_, EightFacet>, lanes: &Lanes, round: &mut Round) {
     let (w, h) = (eroder.width, eroder.height);
     let cells = &*eroder.cells;
     // Every lane reads an inner 3 x 3 block (maps are at least 3 x 3): a border

@@ -171,23 +171,28 @@ impl<S: NormalSampler + Clone> Physical<S> {
         })
     }
 
-    /// [`Mode::Lockstep`] for a sampler with a lane kernel: the droplets draw
-    /// their starts as they enter a lane. `None` for a sampler without one.
-    pub(crate) fn run_lockstep<St, R, P>(
+    /// [`Mode::Lockstep`]: the droplets draw their starts (and their sampler
+    /// state) as they enter a lane. A sampler with a lane kernel (the only one
+    /// is the 8-facet one) runs the SIMD kernel; any other, its own normals lane
+    /// by lane.
+    pub(crate) fn run_lockstep<St, P>(
         &self,
         map: &mut Grid<St>,
-        rng: &mut R,
+        rng: &mut dyn Rng,
         progress: &mut P,
-    ) -> Option<Result<ErosionReport, GridError>>
+    ) -> Result<ErosionReport, GridError>
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
-        R: Rng + ?Sized,
         P: Progress + ?Sized,
     {
-        self.sampler.lane_kernel()?;
-        // The only lane kernel is the 8-facet one.
-        let lanes = Physical { params: self.params, sampler: EightFacet, k: self.k };
-        Some(lanes.drive(map, progress, |eroder, total, ticker| lockstep::run(eroder, total, rng, ticker)))
+        if self.sampler.lane_kernel().is_some() {
+            let lanes = Physical { params: self.params, sampler: EightFacet, k: self.k };
+            lanes.drive(map, progress, |eroder, total, ticker| lockstep::run(eroder, total, rng, ticker))
+        } else {
+            self.drive(map, progress, |eroder, total, ticker| {
+                lockstep::run_scalar(eroder, total, rng, ticker)
+            })
+        }
     }
 
     /// The frame of every run: checks the map, runs `body` on an eroder over it
@@ -267,11 +272,10 @@ impl<S: NormalSampler + Clone> Simulator for Physical<S> {
     ) -> Result<ErosionReport, Error> {
         let mut silent = Silent;
         let progress = options.progress.unwrap_or(&mut silent);
-        let lockstep = match options.mode {
-            Mode::Sequential => None,
+        Ok(match options.mode {
+            Mode::Sequential => self.run_sequential(&mut map, rng, progress),
             _ => self.run_lockstep(&mut map, rng, progress),
-        };
-        Ok(lockstep.unwrap_or_else(|| self.run_sequential(&mut map, rng, progress))?)
+        }?)
     }
 }
 

@@ -120,11 +120,13 @@ pub(super) fn run_fed<F, P>(
     feed: &mut F,
     ticker: &mut Ticker<'_, P>,
 ) where
-    F: Feed + ?Sized,
+    F: Feed<EightFacet> + ?Sized,
     P: Progress + ?Sized,
 {
     match isa {
-        Isa::Baseline => lockstep::run_fed_with::<Baseline, F, P>(eroder, feed, ticker),
+        Isa::Baseline => {
+            lockstep::run_fed_with(eroder, feed, ticker, |e, l, _, r| lockstep::normals::<Baseline>(e, l, r))
+        }
         // SAFETY: `isa` came from `Isa::detect` or `Isa::available`, which
         // report only sets this CPU has.
         #[cfg(all(feature = "std", target_arch = "x86_64"))]
@@ -186,10 +188,10 @@ mod x86 {
                 feed: &mut F,
                 ticker: &mut Ticker<'_, P>,
             ) where
-                F: Feed + ?Sized,
+                F: Feed<EightFacet> + ?Sized,
                 P: Progress + ?Sized,
             {
-                lockstep::run_fed_with::<$isa, F, P>(eroder, feed, ticker);
+                lockstep::run_fed_with(eroder, feed, ticker, |e, l, _, r| lockstep::normals::<$isa>(e, l, r));
             }
         };
     }

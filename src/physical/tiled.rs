@@ -165,7 +165,7 @@ fn turn(
     if lockstep {
         super::lockstep::run_fed(&mut eroder, &mut feed, &mut Ticker::new(&mut Silent, u64::MAX));
     } else {
-        while let Some((mut d, mut walk)) = feed.next(&eroder) {
+        while let Some((mut d, mut walk)) = feed.next(&eroder, &mut EightFacet) {
             let mut moved = false;
             loop {
                 match eroder.step_if(&mut d, &mut walk, |px, py| zone.holds(px, py)) {
@@ -193,8 +193,8 @@ struct ZoneFeed<'q> {
     stuck: Vec<Waiting>,
 }
 
-impl Feed for ZoneFeed<'_> {
-    fn next(&mut self, eroder: &Eroder<'_, EightFacet>) -> Option<(Droplet, Walk)> {
+impl Feed<EightFacet> for ZoneFeed<'_> {
+    fn next(&mut self, eroder: &Eroder<'_, EightFacet>, _: &mut EightFacet) -> Option<(Droplet, Walk)> {
         let w = self.queue.next()?;
         let d = Droplet { position: w.droplet.position - self.origin, ..w.droplet };
         Some((d, Walk { age: w.age, accel: w.accel, cell: eroder.cell_of(d.position) }))
