@@ -1,6 +1,6 @@
 //! Criterion benches: the Hydrology simulator at 256, 512 and 1024 a side
 //! (throughput in particles), on the built-in terrain with default params; with
-//! the `parallel` feature also its tiled runs (`Parallel::run_hydrology`, tiles
+//! the `parallel` feature also its tiled runs (`Parallel::run` with a `Hydrology`, tiles
 //! of 64) on pools of 1 and 2 threads.
 //!
 //! `cargo bench --bench hydrology [--features parallel]`. The bench example (`--model hydrology`)

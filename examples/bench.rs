@@ -30,7 +30,7 @@
 //! particles on the same map and stream, and adds the water books, the flood
 //! counts, the time spent descending and flooding (`descend_seconds`,
 //! `flood_seconds`, summed over the threads of a tiled run), the wet cells and
-//! the trees to the line. With `--threads T` it runs `Parallel::run_hydrology`
+//! the trees to the line. With `--threads T` it runs `Parallel::run` with a `Hydrology`
 //! in tiles of `--tile N` cells (default 64).
 
 use std::process::ExitCode;

@@ -13,7 +13,7 @@
 //! `hydrology_vegetation.png` (root density in green over grey relief). `--plain`
 //! turns off the additions beyond the article (channel grading, pit-safe
 //! transfer). `--threads T` (feature `parallel`) runs the particles through
-//! `Parallel::run_hydrology`, in tiles of `--tile N` cells (default 64), on a
+//! `Parallel::run` with a `Hydrology`, in tiles of `--tile N` cells (default 64), on a
 //! pool of `T` threads: the same bits for any `T`, not those of the
 //! single-core run.
 

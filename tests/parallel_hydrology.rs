@@ -1,4 +1,4 @@
-//! `Parallel::run_hydrology`: tiled Hydrology runs give the same bits for any
+//! `Parallel::run` with a `Hydrology`: tiled Hydrology runs give the same bits for any
 //! thread count, balance sediment and water, and erode like a sequential run.
 #![cfg(feature = "parallel")]
 

@@ -1,4 +1,4 @@
-//! `Parallel::run_snowball` in tiles: the same bits for any thread count,
+//! `Parallel::run` with a `Snowball`, in tiles: the same bits for any thread count,
 //! conservation, the fallback to batches, and erosion like a sequential run.
 #![cfg(feature = "parallel")]
 
