@@ -66,6 +66,18 @@ pub enum GridError {
     OutsideMap,
 }
 
+impl GridError {
+    /// [`GridError::SizeMismatch`]: `actual` (width, height) where `expected` is needed.
+    pub(crate) fn size_mismatch(expected: (usize, usize), actual: (usize, usize)) -> Self {
+        Self::SizeMismatch {
+            expected_width: expected.0,
+            expected_height: expected.1,
+            actual_width: actual.0,
+            actual_height: actual.1,
+        }
+    }
+}
+
 /// A parameter is outside its allowed range.
 ///
 /// The message names the field and the range, for example

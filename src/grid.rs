@@ -201,12 +201,7 @@ impl<S: AsRef<[f32]>> Grid<S> {
         if (other.width, other.height) == (self.width, self.height) {
             return Ok(());
         }
-        Err(GridError::SizeMismatch {
-            expected_width: self.width,
-            expected_height: self.height,
-            actual_width: other.width,
-            actual_height: other.height,
-        })
+        Err(GridError::size_mismatch((self.width, self.height), (other.width, other.height)))
     }
 
     /// Sum of all cells, accumulated in `f64` in index order (deterministic).

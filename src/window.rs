@@ -114,12 +114,7 @@ impl<'a> GridWindow<'a> {
     /// [`GridError::SizeMismatch`] unless `grid` is the window's size.
     pub fn copy_from<S: AsRef<[f32]>>(&mut self, grid: &Grid<S>) -> Result<(), GridError> {
         if (grid.width(), grid.height()) != (self.width, self.height) {
-            return Err(GridError::SizeMismatch {
-                expected_width: self.width,
-                expected_height: self.height,
-                actual_width: grid.width(),
-                actual_height: grid.height(),
-            });
+            return Err(GridError::size_mismatch((self.width, self.height), (grid.width(), grid.height())));
         }
         let origin = self.origin();
         for (r, line) in grid.cells().chunks_exact(self.width).enumerate() {

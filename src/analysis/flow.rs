@@ -103,14 +103,7 @@ impl FlowField {
     /// [`GridError::SizeMismatch`] if `rain` is not the surface's size,
     /// [`GridError::OutOfMemory`] if the result cannot be allocated.
     pub fn weighted_area<S: AsRef<[f32]>>(&self, rain: &Grid<S>) -> Result<Heightmap, GridError> {
-        if (rain.width(), rain.height()) != (self.width, self.height) {
-            return Err(GridError::SizeMismatch {
-                expected_width: self.width,
-                expected_height: self.height,
-                actual_width: rain.width(),
-                actual_height: rain.height(),
-            });
-        }
+        self.check_size(rain)?;
         self.accumulate(|i| f64::from(rain.cells()[i]))
     }
 
@@ -141,14 +134,7 @@ impl FlowField {
     /// [`GridError::SizeMismatch`] if `heights` is not the surface's size,
     /// [`GridError::OutOfMemory`] if the result cannot be allocated.
     pub fn slope<S: AsRef<[f32]>>(&self, heights: &Grid<S>, cell_size: f32) -> Result<Heightmap, GridError> {
-        if (heights.width(), heights.height()) != (self.width, self.height) {
-            return Err(GridError::SizeMismatch {
-                expected_width: self.width,
-                expected_height: self.height,
-                actual_width: heights.width(),
-                actual_height: heights.height(),
-            });
-        }
+        self.check_size(heights)?;
         let z = heights.cells();
         let mut slope = try_filled(z.len(), 0.0f32)?;
         for (i, s) in slope.iter_mut().enumerate() {
@@ -159,6 +145,16 @@ impl FlowField {
             }
         }
         Heightmap::from_cells(self.width, self.height, slope)
+    }
+
+    /// [`GridError::SizeMismatch`] unless `grid` is the surface's size.
+    fn check_size<S: AsRef<[f32]>>(&self, grid: &Grid<S>) -> Result<(), GridError> {
+        let actual = (grid.width(), grid.height());
+        if actual == (self.width, self.height) {
+            Ok(())
+        } else {
+            Err(GridError::size_mismatch((self.width, self.height), actual))
+        }
     }
 
     /// Sums `weight` down the flow, in topological order.
