@@ -50,6 +50,8 @@
 //! - [`analysis`]: terrain analysis (depression filling, D8 flow, drainage
 //!   area, slope-area, exceedance and Hack fits, pits): the figures that tell
 //!   carved terrain from noise, and texturing masks.
+//! - [`thermal`]: a talus pass (material on slopes past the angle of repose
+//!   slides down), mass-conserving, to pair with any hydraulic run.
 //! - [`ErosionReport`] and [`MassBalance`]: what a run did, and the conservation
 //!   check downstream property tests need.
 //! - Heightmap files ([`Format`]): raw r16 and r32 ([`decode_r16`],
@@ -141,6 +143,7 @@ mod grid;
 mod hydrology;
 mod io;
 mod math;
+mod neighbours;
 mod normal;
 #[cfg(feature = "parallel")]
 mod parallel;
@@ -154,6 +157,7 @@ mod report;
 mod simulator;
 mod snowball;
 mod terrain;
+mod thermal;
 #[cfg(feature = "parallel")]
 mod tiles;
 mod transfer;
@@ -188,6 +192,7 @@ pub use report::ErosionReport;
 pub use simulator::{Mode, RunOptions, Simulator};
 pub use snowball::{Snowball, SnowballParams};
 pub use terrain::{fbm_terrain, island_falloff, island_terrain};
+pub use thermal::{ThermalParams, ThermalReport, thermal};
 pub use window::GridWindow;
 
 /// The `rand_core` version in this crate's signatures (0.10).

@@ -3,7 +3,7 @@
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
-use super::{NEIGHBOURS, for_each_neighbour, on_border};
+use super::{for_each_neighbour, on_border};
 use crate::error::GridError;
 use crate::grid::{Grid, Heightmap, try_filled};
 
@@ -173,6 +173,3 @@ impl FlowField {
         Heightmap::from_cells(self.width, self.height, area.iter().map(|&a| a as f32).collect())
     }
 }
-
-// The neighbour table is shared with the fill; keep its diagonal distance exact.
-const _: () = assert!(NEIGHBOURS[4].2 > 1.414 && NEIGHBOURS[4].2 < 1.415);

@@ -40,31 +40,7 @@ pub use fit::PowerLawFit;
 pub use flow::{FlowField, NO_RECEIVER};
 pub use stats::{AnalysisOptions, TerrainStats, count_pits};
 
-/// The 8 neighbours as `(dx, dy, distance in cells)`, in a fixed order (so
-/// ties break the same way everywhere).
-const NEIGHBOURS: [(isize, isize, f64); 8] = [
-    (1, 0, 1.0),
-    (-1, 0, 1.0),
-    (0, 1, 1.0),
-    (0, -1, 1.0),
-    (1, 1, core::f64::consts::SQRT_2),
-    (-1, 1, core::f64::consts::SQRT_2),
-    (1, -1, core::f64::consts::SQRT_2),
-    (-1, -1, core::f64::consts::SQRT_2),
-];
-
-/// Calls `f(neighbour index, distance in cells)` for each neighbour of cell
-/// `i` of a `width` x `height` grid that lies on the grid.
-#[inline]
-fn for_each_neighbour(i: usize, width: usize, height: usize, mut f: impl FnMut(usize, f64)) {
-    let (x, y) = ((i % width) as isize, (i / width) as isize);
-    for (dx, dy, d) in NEIGHBOURS {
-        let (nx, ny) = (x + dx, y + dy);
-        if nx >= 0 && ny >= 0 && (nx as usize) < width && (ny as usize) < height {
-            f(ny as usize * width + nx as usize, d);
-        }
-    }
-}
+use crate::neighbours::for_each_neighbour;
 
 /// Whether cell `i` lies on the map's border (an outlet).
 #[inline]
