@@ -54,6 +54,17 @@ impl Model {
         }
     }
 
+    /// The model's vertical exaggeration: slopes are `height_scale` times the
+    /// height difference per cell, so a cell is `1 / height_scale` height units
+    /// wide in the model's eyes.
+    pub fn height_scale(&self) -> f32 {
+        match self {
+            Self::Physical(p) => p.height_scale,
+            Self::Snowball(p) => p.height_scale,
+            Self::Hydrology(p) => p.height_scale,
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Self::Physical(_) => "physical",

@@ -4,10 +4,14 @@
 //! dependencies (`cargo install --path . --features cli` from a checkout).
 //!
 //! ```text
-//! hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--pit-safe]
+//! hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--pit-safe] [--thermal | --repose DEG]
 //!     [--threads T] [--out-dir DIR]
 //! ```
 //!
+//! `--thermal` follows the run with a thermal (talus) pass, `ThermalParams`'
+//! defaults (repose 35 degrees, 50 iterations) with cells as wide as the model
+//! sees them (`1 / height_scale` height units); `--repose DEG` does so with
+//! another angle (steep angles trim only cliffs).
 //! `--threads T` runs on `T` threads (`Parallel`, tiles: the same bits for any
 //! `T`); without it, one thread in the fastest mode. Ctrl-C stops the run
 //! cleanly: every droplet under way puts its load down, the map stays balanced,
@@ -27,9 +31,9 @@ mod common;
 use std::process::ExitCode;
 
 use common::{MODELS, Model, Outputs};
-use hydraulic_erosion::{ReadOptions, read_heightmap};
+use hydraulic_erosion::{ReadOptions, ThermalParams, read_heightmap, thermal};
 
-const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--pit-safe] [--threads T] [--out-dir DIR]";
+const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--pit-safe] [--thermal | --repose DEG] [--threads T] [--out-dir DIR]";
 
 struct Args {
     input: Option<String>,
@@ -37,6 +41,7 @@ struct Args {
     seed: u64,
     size: usize,
     threads: Option<usize>,
+    thermal: Option<f32>,
     out_dir: Option<String>,
 }
 
@@ -47,6 +52,7 @@ fn parse_args() -> Result<Args, String> {
         seed: 1,
         size: 256,
         threads: None,
+        thermal: None,
         out_dir: None,
     };
     let (mut droplets, mut pit_safe) = (None, false);
@@ -60,6 +66,8 @@ fn parse_args() -> Result<Args, String> {
             "--size" => args.size = value()?.parse().map_err(|e| format!("--size: {e}"))?,
             "--droplets" => droplets = Some(value()?.parse().map_err(|e| format!("--droplets: {e}"))?),
             "--pit-safe" => pit_safe = true,
+            "--thermal" => args.thermal = Some(ThermalParams::default().repose_angle),
+            "--repose" => args.thermal = Some(value()?.parse().map_err(|e| format!("--repose: {e}"))?),
             "--threads" => {
                 let threads = value()?.parse().map_err(|e| format!("--threads: {e}"))?;
                 if threads == 0 {
@@ -114,7 +122,18 @@ fn run() -> Result<(), String> {
         eprintln!("stopping: the droplets under way put their load down; Ctrl-C again to quit now");
     })
     .map_err(|e| format!("Ctrl-C handler: {e}"))?;
-    let (after, outcome) = common::erode(&args.model, &before, args.seed, args.threads.is_some())?;
+    let (mut after, outcome) = common::erode(&args.model, &before, args.seed, args.threads.is_some())?;
+    if let Some(repose_angle) = args.thermal {
+        // Cells as wide as the model sees them (`1 / height_scale`).
+        let cell_size = 1.0 / args.model.height_scale().max(1e-6);
+        let report =
+            thermal(&mut after, &ThermalParams { repose_angle, cell_size, ..ThermalParams::default() })
+                .map_err(|e| e.to_string())?;
+        println!(
+            "thermal: {} iterations, {:.3} moved, steepest slope beyond repose {:.4}",
+            report.iterations, report.moved, report.steepest_excess
+        );
+    }
 
     let mut outputs = Outputs::default();
     if let Some(dir) = args.out_dir {
