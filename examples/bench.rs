@@ -1,8 +1,13 @@
 //! Measures one erosion run and prints one line of JSON.
 //!
 //! ```text
-//! cargo run --release --example bench -- --model physical|snowball|hydrology [--mode fast|sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE]
+//! cargo run --release --example bench -- --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--island | --in FILE] [--out FILE]
 //! ```
+//!
+//! `--preset landscape` runs Physical with `ErosionParams::landscape_for(N, N)`
+//! (its own droplet count unless `--droplets` is given); `--set FIELD=VALUE`
+//! (repeatable) overrides one Physical field, `channels.FIELD` a `Channels` one
+//! (turning them on); `--island` starts from `island_terrain` instead of fBm.
 //!
 //! `--model snowball` runs [`Snowball`] with its defaults and `K` snowballs
 //! (`droplets` and `steps` in the output count snowballs and their iterations).
@@ -39,7 +44,7 @@ use std::time::Instant;
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{
     ErosionParams, Heightmap, Hydrology, HydrologyParams, MassBalance, Physical, Snowball, SnowballParams,
-    fbm_terrain,
+    fbm_terrain, island_terrain,
 };
 use hydraulic_erosion::{Mode, RunOptions, Simulator};
 use rand_xoshiro::Xoshiro256StarStar;
@@ -48,7 +53,11 @@ struct Args {
     model: String,
     mode: String,
     size: usize,
-    droplets: u32,
+    droplets: Option<u32>,
+    preset: Option<String>,
+    island: bool,
+    /// `--set FIELD=VALUE` overrides of the Physical params.
+    set: Vec<String>,
     seed: u64,
     input: Option<String>,
     output: Option<String>,
@@ -60,14 +69,17 @@ struct Args {
     rounds: Option<u32>,
 }
 
-const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode fast|sequential|lockstep] --size N --droplets K --seed S [--in FILE] [--out FILE] [--threads T [--layout tiles|batches] [--tile N] [--sweep K] [--batch B] [--rounds R]]";
+const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--island | --in FILE] [--out FILE] [--threads T [--layout tiles|batches] [--tile N] [--sweep K] [--batch B] [--rounds R]]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         model: "physical".into(),
         mode: "fast".into(),
         size: 256,
-        droplets: 200_000,
+        droplets: None,
+        preset: None,
+        island: false,
+        set: Vec::new(),
         seed: 1,
         input: None,
         output: None,
@@ -85,7 +97,10 @@ fn parse_args() -> Result<Args, String> {
             "--model" => args.model = value()?,
             "--mode" => args.mode = value()?,
             "--size" => args.size = value()?.parse().map_err(|e| format!("--size: {e}"))?,
-            "--droplets" => args.droplets = value()?.parse().map_err(|e| format!("--droplets: {e}"))?,
+            "--droplets" => args.droplets = Some(value()?.parse().map_err(|e| format!("--droplets: {e}"))?),
+            "--preset" => args.preset = Some(value()?),
+            "--island" => args.island = true,
+            "--set" => args.set.push(value()?),
             "--seed" => args.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
             "--in" => args.input = Some(value()?),
             "--out" => args.output = Some(value()?),
@@ -100,6 +115,40 @@ fn parse_args() -> Result<Args, String> {
         }
     }
     Ok(args)
+}
+
+/// `params` with one field set from `FIELD=VALUE` (`--set`; `channels.FIELD` for
+/// the [`hydraulic_erosion::Channels`] fields, which turns them on).
+fn override_field(mut p: ErosionParams, set: &str) -> Result<ErosionParams, String> {
+    let (field, value) = set.split_once('=').ok_or_else(|| format!("--set {set}: expected FIELD=VALUE"))?;
+    let v: f32 = value.parse().map_err(|e| format!("--set {set}: {e}"))?;
+    let mut channels = p.channels.unwrap_or_default();
+    let c = &mut channels;
+    match field {
+        "dt" => p.dt = v,
+        "density" => p.density = v,
+        "friction" => p.friction = v,
+        "deposition_rate" => p.deposition_rate = v,
+        "evaporation_rate" => p.evaporation_rate = v,
+        "min_water" => p.min_water = v,
+        "height_scale" => p.height_scale = v,
+        "max_steps" => p.max_steps = v as u32,
+        "pit_safe" => p.pit_safe = v != 0.0,
+        "channels.capacity" => c.capacity = v,
+        "channels.discharge_gain" => c.discharge_gain = v,
+        "channels.channel_area" => c.channel_area = v,
+        "channels.cell_size" => c.cell_size = v,
+        "channels.discharge_rate" => c.discharge_rate = v,
+        "channels.refresh" => c.refresh = v as u32,
+        "channels.channel_relief" => c.channel_relief = v,
+        "channels.momentum" => c.momentum = v,
+        "channels.brush_radius" => c.brush_radius = v,
+        other => return Err(format!("--set: unknown field {other}")),
+    }
+    if field.starts_with("channels.") {
+        p.channels = Some(channels);
+    }
+    Ok(p)
 }
 
 fn read_map(path: &str, size: usize) -> Result<Heightmap, String> {
@@ -128,11 +177,21 @@ fn run() -> Result<(), String> {
     let args = parse_args()?;
     let mut map = match &args.input {
         Some(path) => read_map(path, args.size)?,
+        None if args.island => island_terrain(args.size, args.size, args.seed).map_err(|e| e.to_string())?,
         None => fbm_terrain(args.size, args.size, args.seed).map_err(|e| e.to_string())?,
     };
+    let droplets = args.droplets.unwrap_or(200_000);
     let before = map.clone();
     let mut rng = Xoshiro256StarStar::seed_from_u64(args.seed ^ 0xD50F_1E7D);
-    let params = ErosionParams { droplets: args.droplets, ..ErosionParams::default() };
+    let params = match args.preset.as_deref() {
+        None => ErosionParams { droplets, ..ErosionParams::default() },
+        Some("landscape") => {
+            let preset = ErosionParams::landscape_for(args.size, args.size);
+            ErosionParams { droplets: args.droplets.unwrap_or(preset.droplets), ..preset }
+        }
+        Some(other) => return Err(format!("unknown preset {other} (known: landscape)")),
+    };
+    let params = args.set.iter().try_fold(params, |p, s| override_field(p, s))?;
 
     // Model-specific fields appended to the JSON line.
     let mut extra = String::new();
@@ -153,14 +212,14 @@ fn run() -> Result<(), String> {
         "snowball" => {
             // `--droplets` snowballs (0.4 per cell is round(0.4 * N * N)); steps
             // are snowball iterations; the run includes the final blur.
-            let params = SnowballParams { snowballs: Some(args.droplets), ..SnowballParams::default() };
+            let params = SnowballParams { snowballs: Some(droplets), ..SnowballParams::default() };
             let mut snowball = Snowball::new(params).map_err(|e| e.to_string())?;
             let clock = Clock::start();
             let report = snowball.run(&mut map, &mut rng).map_err(|e| e.to_string())?;
             (report, clock.stop())
         }
         "hydrology" => {
-            let params = HydrologyParams { particles: args.droplets, ..HydrologyParams::default() };
+            let params = HydrologyParams { particles: droplets, ..HydrologyParams::default() };
             let mut hydrology =
                 Hydrology::new(params, map.width(), map.height()).map_err(|e| e.to_string())?;
             let (report, seconds) = if args.threads.is_some() {

@@ -134,6 +134,7 @@ pub mod analysis;
 mod balance;
 mod blur;
 mod carry;
+mod channels;
 mod droplet;
 mod error;
 mod exact;
@@ -165,6 +166,7 @@ mod window;
 
 pub use balance::MassBalance;
 pub use blur::{BlurParams, BlurReport, blur};
+pub use channels::Channels;
 pub use droplet::{Droplet, Fate};
 pub use error::{Error, GridError, ParamError};
 #[cfg(feature = "noise")]

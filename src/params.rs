@@ -1,5 +1,6 @@
 //! Parameters of the `Physical` model.
 
+use crate::channels::Channels;
 use crate::error::{ParamError, check, check_above, check_range};
 
 /// Parameters of the [`Physical`](crate::Physical) droplet model (seeds 000 and
@@ -57,6 +58,9 @@ pub struct ErosionParams {
     /// droplet moving uphill fills the pit it leaves up to the next cell's height
     /// (as far as its load allows). Stops the single-cell pits the original digs.
     pub pit_safe: bool,
+    /// The channel-forming mechanisms of the landscape preset (see [`Channels`]
+    /// and [`ErosionParams::landscape`]). Default `None`: the seeds' model.
+    pub channels: Option<Channels>,
 }
 
 impl Default for ErosionParams {
@@ -72,6 +76,7 @@ impl Default for ErosionParams {
             droplets: 200_000,
             max_steps: 10_000,
             pit_safe: false,
+            channels: None,
         }
     }
 }
@@ -79,6 +84,36 @@ impl Default for ErosionParams {
 impl ErosionParams {
     /// The largest allowed `max_steps`.
     pub const MAX_STEPS_LIMIT: u32 = 1_000_000;
+
+    /// Droplets per cell of the landscape preset: `landscape_for` a map of `n`
+    /// cells runs `n` times this many droplets.
+    pub const LANDSCAPE_DROPLETS_PER_CELL: f32 = 1.5;
+
+    /// The landscape preset: the seeds' droplet with the channel-forming
+    /// mechanisms on ([`Channels::default`]), pit-safe transfer, and short lives
+    /// (evaporation 0.02, at most 300 one-cell steps), which carve graded,
+    /// draining valley networks out of noise (docs/landscape.md has the
+    /// figures). `droplets` stays 200 000; [`landscape_for`](Self::landscape_for)
+    /// sets it from the map's size.
+    pub fn landscape() -> Self {
+        Self {
+            evaporation_rate: 0.02,
+            max_steps: 300,
+            pit_safe: true,
+            channels: Some(Channels::default()),
+            ..Self::default()
+        }
+    }
+
+    /// [`landscape`](Self::landscape) with
+    /// [`LANDSCAPE_DROPLETS_PER_CELL`](Self::LANDSCAPE_DROPLETS_PER_CELL)
+    /// droplets per cell of a `width` x `height` map (saturating at `u32::MAX`).
+    pub fn landscape_for(width: usize, height: usize) -> Self {
+        Self {
+            droplets: droplets_per_cell(Self::LANDSCAPE_DROPLETS_PER_CELL, width, height),
+            ..Self::landscape()
+        }
+    }
 
     /// Checks every field against its documented range.
     ///
@@ -96,6 +131,14 @@ impl ErosionParams {
         rate(self.evaporation_rate, "evaporation_rate", "finite, >= 0 and at most 1/dt")?;
         check_above(self.min_water, 0.0, 1.0, "min_water", "finite and in (0, 1]")?;
         check_range(self.height_scale, 0.0, 1.0e6, "height_scale", "finite and in [0, 1e6]")?;
-        check((1..=Self::MAX_STEPS_LIMIT).contains(&self.max_steps), "max_steps", "in [1, 1000000]")
+        check((1..=Self::MAX_STEPS_LIMIT).contains(&self.max_steps), "max_steps", "in [1, 1000000]")?;
+        self.channels.as_ref().map_or(Ok(()), Channels::validate)
     }
+}
+
+/// `per_cell` droplets for each of `width * height` cells, rounded, saturating.
+fn droplets_per_cell(per_cell: f32, width: usize, height: usize) -> u32 {
+    let cells = width as f64 * height as f64;
+    let droplets = (f64::from(per_cell) * cells + 0.5) as u64;
+    u32::try_from(droplets).unwrap_or(u32::MAX)
 }

@@ -23,7 +23,9 @@ use crate::report::ErosionReport;
 #[non_exhaustive]
 pub enum Mode {
     /// The fastest deterministic single-thread mode: [`Lockstep`](Mode::Lockstep),
-    /// for every sampler. The default.
+    /// for every sampler, or [`Sequential`](Mode::Sequential) for the landscape
+    /// kernel (params with [`Channels`](crate::Channels), which interleaved
+    /// runs no faster). The default.
     #[default]
     Fast,
     /// One droplet after another: the order [`Physical::trace`](crate::Physical::trace)
@@ -34,7 +36,9 @@ pub enum Mode {
     /// at run time; the bits are the same on every CPU). A sampler with a lane
     /// kernel (the 8-facet one) computes the normals across the lanes too; any
     /// other sampler runs as well, each lane keeping its own copy (its
-    /// per-droplet state) and asking it for the lane's normal.
+    /// per-droplet state) and asking it for the lane's normal. The landscape
+    /// kernel (params with [`Channels`](crate::Channels)) interleaves 4 droplets
+    /// a step at a time instead.
     Lockstep,
 }
 

@@ -18,8 +18,9 @@ mod common;
 
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{
-    BaseSampler, BlurParams, Control, ErosionParams, ErosionReport, Error, Grid, GridError, Heightmap,
-    Hydrology, HydrologyParams, MassBalance, Offset, Physical, Sampler, Snowball, SnowballParams, blur,
+    BaseSampler, BlurParams, Channels, Control, ErosionParams, ErosionReport, Error, Grid, GridError,
+    Heightmap, Hydrology, HydrologyParams, MassBalance, Offset, Physical, Sampler, Snowball, SnowballParams,
+    blur,
 };
 #[cfg(feature = "parallel")]
 use hydraulic_erosion::{Layout, Parallel, ParallelParams};
@@ -153,9 +154,10 @@ fn arb_physical() -> impl Strategy<Value = ErosionParams> {
         0u32..=40,
         step_limit(),
         any::<bool>(),
+        prop::option::of(arb_channels()),
     )
         .prop_map(
-            |(dt, density, [f, kd, ke], min_water, height_scale, droplets, max_steps, pit_safe)| {
+            |(dt, density, [f, kd, ke], min_water, height_scale, droplets, max_steps, pit_safe, channels)| {
                 ErosionParams {
                     dt,
                     density,
@@ -167,7 +169,39 @@ fn arb_physical() -> impl Strategy<Value = ErosionParams> {
                     droplets: droplet_budget(droplets, max_steps),
                     max_steps,
                     pit_safe,
+                    channels,
                 }
+            },
+        )
+}
+
+/// The landscape kernel's mechanisms over their whole documented ranges.
+fn arb_channels() -> impl Strategy<Value = Channels> {
+    (
+        [
+            ranged(0.0, 1e6, false),
+            ranged(0.0, 1000.0, false),
+            ranged(0.0, 1e30, true),
+            ranged(0.0, 1e15, true),
+        ],
+        [ranged(0.0, 1.0, true), ranged(0.0, 1.0, false), ranged(0.0, 100.0, false), ranged(0.0, 8.0, false)],
+        prop_oneof![1u32..=10, Just(Channels::MAX_REFRESH), Just(2048)],
+    )
+        .prop_map(
+            |(
+                [capacity, discharge_gain, channel_area, cell_size],
+                [discharge_rate, channel_relief, momentum, brush_radius],
+                refresh,
+            )| Channels {
+                capacity,
+                discharge_gain,
+                channel_area,
+                cell_size,
+                discharge_rate,
+                refresh,
+                channel_relief,
+                momentum,
+                brush_radius,
             },
         )
 }
@@ -395,7 +429,8 @@ proptest! {
     #[cfg(feature = "parallel")]
     #[test]
     fn parallel_physical_survives(map in arb_map(), p in arb_physical(), (parallel, mode) in arb_parallel(), seed in any::<u64>()) {
-        let physical = Physical::new(p).unwrap();
+        // The landscape kernel runs on one thread (a Parallel run refuses it).
+        let physical = Physical::new(ErosionParams { channels: None, ..p }).unwrap();
         let (a, report) = same_on_1_and_2_threads(&map, |pool, after| {
             pool.install(|| parallel.run_with(&mut physical.clone(), after.view_mut(), &mut Xoshiro256StarStar::seed_from_u64(seed), RunOptions::default().with_mode(mode))).unwrap()
         })?;

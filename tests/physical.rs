@@ -369,6 +369,7 @@ fn arb_params() -> impl Strategy<Value = ErosionParams> {
                     droplets,
                     max_steps,
                     pit_safe,
+                    channels: None,
                 }
             },
         )

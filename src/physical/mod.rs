@@ -5,6 +5,7 @@ use glam::Vec2;
 use rand_core::Rng;
 
 use crate::carry;
+use crate::channels::Channels;
 use crate::droplet::{Droplet, Fate};
 use crate::error::{Error, GridError, ParamError};
 use crate::grid::{Grid, GridMut, GridRef, clamped_cell};
@@ -17,6 +18,7 @@ use crate::report::ErosionReport;
 use crate::simulator::{Mode, RunOptions, Simulator};
 use crate::transfer::{self, no_overshoot, pit_safe};
 
+mod landscape;
 mod lockstep;
 mod simd;
 #[cfg(feature = "parallel")]
@@ -87,6 +89,10 @@ struct Constants {
     height_scale: f32,
     max_steps: u32,
     pit_safe: bool,
+    /// Friction μ and evaporation K_e (the landscape kernel lowers them in
+    /// channels).
+    friction: f32,
+    evaporation: f32,
 }
 
 impl Constants {
@@ -102,6 +108,8 @@ impl Constants {
             height_scale: p.height_scale,
             max_steps: p.max_steps,
             pit_safe: p.pit_safe,
+            friction: p.friction,
+            evaporation: p.evaporation_rate,
         }
     }
 }
@@ -149,6 +157,11 @@ impl<S: NormalSampler + Clone> Physical<S> {
         St: AsRef<[f32]> + AsMut<[f32]>,
         P: Progress + ?Sized,
     {
+        if let Some(channels) = self.params.channels {
+            return self.drive_landscape(map, progress, channels, |eroder, flow, total, ticker| {
+                landscape::run_sequential(eroder, flow, total, rng, ticker);
+            });
+        }
         let k = self.k;
         self.drive(map, progress, |eroder, total, ticker| {
             let (wf, hf) = (eroder.width as f32, eroder.height as f32);
@@ -185,6 +198,11 @@ impl<S: NormalSampler + Clone> Physical<S> {
         St: AsRef<[f32]> + AsMut<[f32]>,
         P: Progress + ?Sized,
     {
+        if let Some(channels) = self.params.channels {
+            return self.drive_landscape(map, progress, channels, |eroder, flow, total, ticker| {
+                landscape::run_interleaved(eroder, flow, total, rng, ticker);
+            });
+        }
         if self.sampler.lane_kernel().is_some() {
             let lanes = Physical { params: self.params, sampler: EightFacet, k: self.k };
             lanes.drive(map, progress, |eroder, total, ticker| lockstep::run(eroder, total, rng, ticker))
@@ -218,6 +236,24 @@ impl<S: NormalSampler + Clone> Physical<S> {
         }
         ticker.finish(eroder.report.droplets);
         Ok(eroder.report)
+    }
+
+    /// [`drive`](Self::drive) for the landscape kernel: the discharge and
+    /// momentum maps are allocated before the map changes.
+    fn drive_landscape<St, P>(
+        &self,
+        map: &mut Grid<St>,
+        progress: &mut P,
+        channels: Channels,
+        body: impl FnOnce(&mut Eroder<'_, S>, &mut landscape::FlowMaps, u64, &mut Ticker<'_, P>),
+    ) -> Result<ErosionReport, GridError>
+    where
+        St: AsRef<[f32]> + AsMut<[f32]>,
+        P: Progress + ?Sized,
+    {
+        map.check_finite()?;
+        let mut flow = landscape::FlowMaps::new(channels, map.width() * map.height())?;
+        self.drive(map, progress, |eroder, total, ticker| body(eroder, &mut flow, total, ticker))
     }
 
     /// Follows one droplet from `start`, step by step, eroding `map` as it goes:
@@ -274,6 +310,9 @@ impl<S: NormalSampler + Clone> Simulator for Physical<S> {
         let progress = options.progress.unwrap_or(&mut silent);
         Ok(match options.mode {
             Mode::Sequential => self.run_sequential(&mut map, rng, progress),
+            // The landscape kernel's interleaved order gains nothing (its maps,
+            // not its arithmetic, bound it).
+            Mode::Fast if self.params.channels.is_some() => self.run_sequential(&mut map, rng, progress),
             _ => self.run_lockstep(&mut map, rng, progress),
         }?)
     }

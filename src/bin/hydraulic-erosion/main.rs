@@ -4,7 +4,7 @@
 //! dependencies (`cargo install --path . --features cli` from a checkout).
 //!
 //! ```text
-//! hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--pit-safe] [--thermal | --repose DEG]
+//! hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--pit-safe] [--thermal | --repose DEG]
 //!     [--threads T] [--out-dir DIR]
 //! ```
 //!
@@ -13,15 +13,21 @@
 //! sees them (`1 / height_scale` height units); `--repose DEG` does so with
 //! another angle (steep angles trim only cliffs).
 //! `--threads T` runs on `T` threads (`Parallel`, tiles: the same bits for any
-//! `T`); without it, one thread in the fastest mode. Ctrl-C stops the run
+//! `T`); without it, one thread in the fastest mode. The landscape preset runs
+//! on one thread for now (its kernel has no parallel layout yet). Ctrl-C stops the run
 //! cleanly: every droplet under way puts its load down, the map stays balanced,
 //! and the files are written from the map as it stands.
+//!
+//! `--preset` picks the `physical` model's params: `landscape` (default,
+//! `ErosionParams::landscape`, 1.5 droplets per cell of the map unless
+//! `--droplets` says otherwise) or `seeds` (`ErosionParams::default`, the
+//! articles' model, 200 000 droplets).
 //!
 //! Without `--in` it generates a `--size` x `--size` terrain (default 256) for the
 //! seed: `NoiseTerrain` with the `noise` feature, the built-in `fbm_terrain`
 //! without. `--in` reads `.r16`/`.raw`, `.r32`/`.f32` or `.png` (raw files square,
 //! 16-bit samples as heights in `[0, 1]`). Defaults: model `physical` with its
-//! defaults (200 000 droplets), seed 1, output directory `out/`, where it writes
+//! landscape preset, seed 1, output directory `out/`, where it writes
 //! `before.png` and `after.png` (16-bit grayscale heightmaps), `after.r32` (the
 //! exact heights), `preview.png` (shaded relief) and `erosion.png` (red eroded,
 //! blue deposited), and prints what it wrote.
@@ -31,9 +37,9 @@ mod common;
 use std::process::ExitCode;
 
 use common::{MODELS, Model, Outputs};
-use hydraulic_erosion::{ReadOptions, ThermalParams, read_heightmap, thermal};
+use hydraulic_erosion::{ErosionParams, ReadOptions, ThermalParams, read_heightmap, thermal};
 
-const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--pit-safe] [--thermal | --repose DEG] [--threads T] [--out-dir DIR]";
+const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--pit-safe] [--thermal | --repose DEG] [--threads T] [--out-dir DIR]";
 
 struct Args {
     input: Option<String>,
@@ -41,6 +47,9 @@ struct Args {
     seed: u64,
     size: usize,
     threads: Option<usize>,
+    /// The landscape preset's droplets per cell (no `--droplets`): set from the
+    /// map's size once it is known.
+    per_cell: bool,
     thermal: Option<f32>,
     out_dir: Option<String>,
 }
@@ -52,10 +61,11 @@ fn parse_args() -> Result<Args, String> {
         seed: 1,
         size: 256,
         threads: None,
+        per_cell: false,
         thermal: None,
         out_dir: None,
     };
-    let (mut droplets, mut pit_safe) = (None, false);
+    let (mut droplets, mut pit_safe, mut preset) = (None, false, "landscape".to_string());
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -66,6 +76,7 @@ fn parse_args() -> Result<Args, String> {
             "--size" => args.size = value()?.parse().map_err(|e| format!("--size: {e}"))?,
             "--droplets" => droplets = Some(value()?.parse().map_err(|e| format!("--droplets: {e}"))?),
             "--pit-safe" => pit_safe = true,
+            "--preset" => preset = value()?,
             "--thermal" => args.thermal = Some(ThermalParams::default().repose_angle),
             "--repose" => args.thermal = Some(value()?.parse().map_err(|e| format!("--repose: {e}"))?),
             "--threads" => {
@@ -83,6 +94,14 @@ fn parse_args() -> Result<Args, String> {
     // Options that tune one model's params.
     match &mut args.model {
         Model::Physical(params) => {
+            match preset.as_str() {
+                "landscape" => {
+                    *params = ErosionParams::landscape();
+                    args.per_cell = droplets.is_none();
+                }
+                "seeds" => {}
+                other => return Err(format!("unknown preset {other:?} (available: landscape, seeds)")),
+            }
             params.droplets = droplets.unwrap_or(params.droplets);
             params.pit_safe |= pit_safe;
         }
@@ -109,6 +128,10 @@ fn run() -> Result<(), String> {
             map
         }
     };
+    let mut args = args;
+    if let (true, Model::Physical(params)) = (args.per_cell, &mut args.model) {
+        params.droplets = ErosionParams::landscape_for(before.width(), before.height()).droplets;
+    }
     if let Some(threads) = args.threads {
         // `Parallel` runs on the current rayon pool: the global one, sized here.
         rayon::ThreadPoolBuilder::new().num_threads(threads).build_global().map_err(|e| e.to_string())?;
@@ -122,7 +145,12 @@ fn run() -> Result<(), String> {
         eprintln!("stopping: the droplets under way put their load down; Ctrl-C again to quit now");
     })
     .map_err(|e| format!("Ctrl-C handler: {e}"))?;
-    let (mut after, outcome) = common::erode(&args.model, &before, args.seed, args.threads.is_some())?;
+    let landscape = matches!(&args.model, Model::Physical(p) if p.channels.is_some());
+    if landscape && args.threads.is_some() {
+        println!("the landscape preset runs on one thread for now (--preset seeds runs on --threads)");
+    }
+    let threaded = args.threads.is_some() && !landscape;
+    let (mut after, outcome) = common::erode(&args.model, &before, args.seed, threaded)?;
     if let Some(repose_angle) = args.thermal {
         // Cells as wide as the model sees them (`1 / height_scale`).
         let cell_size = 1.0 / args.model.height_scale().max(1e-6);

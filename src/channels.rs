@@ -1,0 +1,109 @@
+//! The channel-forming mechanisms of the landscape preset
+//! ([`ErosionParams::landscape`](crate::ErosionParams::landscape)).
+
+use crate::error::{ParamError, check, check_range};
+
+/// What turns droplet erosion into graded, draining channel networks (SPEC.md
+/// section 8): a discharge map that strengthens erosion and lengthens droplet
+/// lives where water gathers, a momentum map that steers droplets along the mean
+/// flow, an erosion brush, and one-cell steps. Set
+/// [`ErosionParams::channels`](crate::ErosionParams::channels) to `Some` to use
+/// them; `None` (the default) keeps the seeds' model as the articles wrote it.
+///
+/// Every mechanism is switchable on its own: a zero `discharge_gain`,
+/// `channel_relief`, `momentum` or `brush_radius` turns it off.
+///
+/// **Discharge** is the water that crossed a cell, per droplet of rain per cell:
+/// an exponential moving average, refreshed every `refresh` droplets, of the
+/// water that crossed it, scaled by `cells / refresh` so that on a map with one
+/// droplet of rain per cell it reads as the cell's upstream area in cells. The
+/// crate uses it through `e = erf(discharge * cell_size² / channel_area)`, which
+/// runs from 0 on hillslopes to 1 in channels.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
+pub struct Channels {
+    /// Load a droplet can carry per unit of water per unit of height drop over
+    /// its one-cell step, before the discharge gain: the capacity is `capacity *
+    /// water * drop * (1 + discharge_gain * e)`. Default 4; range `[0, 1e6]`.
+    pub capacity: f32,
+    /// Capacity gain in channels: capacity is multiplied by `1 + discharge_gain *
+    /// e`. Default 10; range `[0, 1000]`; 0 turns the coupling off.
+    pub discharge_gain: f32,
+    /// The upstream area, in the caller's area unit (`cell_size²` per cell),
+    /// at which `e` reaches `erf(1) = 0.84`. Default 300 (cells of size 1);
+    /// range `(0, 1e30]`.
+    pub channel_area: f32,
+    /// Side of a cell in the caller's length unit, so that `channel_area` is a
+    /// world area and one preset holds at every resolution. Default 1; range
+    /// `(0, 1e15]`.
+    pub cell_size: f32,
+    /// How far each refresh moves the discharge and momentum maps towards the
+    /// last `refresh` droplets' water: the moving average's rate (it remembers
+    /// about `refresh / discharge_rate` droplets). Default 0.2;
+    /// range `(0, 1]`.
+    pub discharge_rate: f32,
+    /// Droplets between refreshes of the discharge and momentum maps. Default
+    /// 2 048; range `[1, 2^31]`.
+    pub refresh: u32,
+    /// How much friction and evaporation are lowered in channels: each is
+    /// multiplied by `1 - channel_relief * e`, so water carries further where it
+    /// gathers (at 1, none in channels: water gathered there runs on until
+    /// it leaves the map or its step limit). Default 1; range `[0, 1]`.
+    pub channel_relief: f32,
+    /// Steering by the momentum map (the moving average of water times velocity
+    /// per cell): each step adds `momentum * cos(angle) * flow / (water +
+    /// discharge)`, the angle between the droplet's velocity and the mean flow.
+    /// Default 0 (off: on fBm terrain it raised pits and depressions, see
+    /// docs/landscape.md); range `[0, 100]`.
+    pub momentum: f32,
+    /// Radius of the erosion brush in cells: erosion is spread over the cells
+    /// closer than this to the droplet's cell, weighted by `radius - distance`,
+    /// and deposits are split bilinearly between the 4 cells around the droplet.
+    /// Default 2; range `[0, 8]`; below 1 erodes and deposits on the droplet's
+    /// cell alone. No brush cell is cut below the droplet's cell, which, up to
+    /// radius 2 (the 3 x 3 block), is every brush cell's neighbour: so the
+    /// brush digs no pits there; wider brushes reach cells it does not guard.
+    pub brush_radius: f32,
+}
+
+impl Default for Channels {
+    fn default() -> Self {
+        Self {
+            capacity: 4.0,
+            discharge_gain: 10.0,
+            channel_area: 300.0,
+            cell_size: 1.0,
+            discharge_rate: 0.2,
+            refresh: 2048,
+            channel_relief: 1.0,
+            momentum: 0.0,
+            brush_radius: 2.0,
+        }
+    }
+}
+
+impl Channels {
+    /// The largest `refresh`.
+    pub const MAX_REFRESH: u32 = 1 << 31;
+
+    /// Checks every field against its documented range.
+    ///
+    /// # Errors
+    /// A [`ParamError`] naming the first field out of range.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        check_range(self.capacity, 0.0, 1e6, "channels.capacity", "finite and in [0, 1e6]")?;
+        check_range(self.discharge_gain, 0.0, 1000.0, "channels.discharge_gain", "finite and in [0, 1000]")?;
+        check(self.channel_area > 0.0 && self.channel_area <= 1e30, "channels.channel_area", "in (0, 1e30]")?;
+        check(self.cell_size > 0.0 && self.cell_size <= 1e15, "channels.cell_size", "in (0, 1e15]")?;
+        check(
+            self.discharge_rate > 0.0 && self.discharge_rate <= 1.0,
+            "channels.discharge_rate",
+            "in (0, 1]",
+        )?;
+        check((1..=Self::MAX_REFRESH).contains(&self.refresh), "channels.refresh", "in [1, 2^31]")?;
+        check_range(self.channel_relief, 0.0, 1.0, "channels.channel_relief", "finite and in [0, 1]")?;
+        check_range(self.momentum, 0.0, 100.0, "channels.momentum", "finite and in [0, 100]")?;
+        check_range(self.brush_radius, 0.0, 8.0, "channels.brush_radius", "finite and in [0, 8]")
+    }
+}
