@@ -2,7 +2,7 @@
 # Compares the crate's droplet loop with ../shared/refbench on the same map.
 #
 #   bench/compare.sh [--sizes "256 512"] [--droplets K] [--runs R] [--modes "sequential lockstep"]
-#                    [--builds "plain native"]
+#                    [--builds "plain native"] [--landscape "512 1024"]
 #
 # Builds the reference (gcc -O3 -march=native) and the bench example twice: a
 # plain `cargo build --release` (what a dependent crate gets; the lockstep
@@ -13,6 +13,10 @@
 # reference and each crate mode alternately R times on it. Prints the median CPU
 # ns per droplet step of each (the loop's CPU time: steadier than wall time on a
 # shared machine) and the ratio reference / crate (> 1: the crate is faster).
+# `--landscape SIZES` then times the landscape preset (`bench --preset
+# landscape`, its own droplet count) on each size's fBm map, plain build:
+# seconds to erode, ns/step, steps/droplet (one thread: a `Parallel` run
+# refuses the preset for now; "" skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +25,7 @@ droplets=100000
 runs=5
 modes="sequential lockstep"
 builds="plain native"
+landscape=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --sizes) sizes="$2"; shift 2 ;;
@@ -28,7 +33,8 @@ while [ $# -gt 0 ]; do
         --runs) runs="$2"; shift 2 ;;
         --modes) modes="$2"; shift 2 ;;
         --builds) builds="$2"; shift 2 ;;
-        *) echo "usage: $0 [--sizes \"256 512\"] [--droplets K] [--runs R] [--modes \"sequential lockstep\"] [--builds \"plain native\"]" >&2; exit 2 ;;
+        --landscape) landscape="$2"; shift 2 ;;
+        *) echo "usage: $0 [--sizes \"256 512\"] [--droplets K] [--runs R] [--modes \"sequential lockstep\"] [--builds \"plain native\"] [--landscape \"512 1024\"]" >&2; exit 2 ;;
     esac
 done
 
@@ -82,4 +88,10 @@ for m in modes:
               f"({rows[0][1]} steps/droplet, conserved: {ok}; runs: {', '.join(f'{x:.2f}' for x in ns)})")
     print(f"{n}x{n}  {m}: {'same bits in every build' if len(hashes) == 1 else 'BITS DIFFER: ' + ' '.join(sorted(hashes))}")
 PY
+done
+
+[ -n "$landscape" ] && [ ! -x target/plain/release/examples/bench ] && RUSTFLAGS="" cargo build -q --release --example bench --target-dir target/plain
+for n in $landscape; do
+    target/plain/release/examples/bench --model physical --preset landscape --size "$n" --seed 1 \
+        | python3 -c 'import json,sys; d=json.load(sys.stdin); print("%dx%d  landscape preset, 1 thread: %.2f s to erode (%d droplets, %s steps/droplet, %.1f ns/step, conserved: %s)" % (d["width"], d["height"], d["seconds"], d["droplets"], d["steps_per_droplet"], d["ns_per_step"], d["conserved"]))'
 done

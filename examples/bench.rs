@@ -1,7 +1,7 @@
 //! Measures one erosion run and prints one line of JSON.
 //!
 //! ```text
-//! cargo run --release --example bench -- --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--island | --in FILE] [--out FILE]
+//! cargo run --release --example bench -- --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--island | --in FILE] [--out FILE] [--out-surface FILE]
 //! ```
 //!
 //! `--preset landscape` runs Physical with `ErosionParams::landscape_for(N, N)`
@@ -30,6 +30,9 @@
 //! 4096 and 2); `--mode` picks the inner loop. `T = 1` runs the same algorithm
 //! on one thread (same bits as any `T`); the streams derive from the seed below.
 //! `cpu_seconds` then counts the calling thread only: compare `seconds`.
+//!
+//! `--out-surface FILE` (Hydrology) writes the terrain plus the pools' water
+//! depth, the water surface, in the same format.
 //!
 //! `--model hydrology` runs `Hydrology` with its defaults and `--droplets`
 //! particles on the same map and stream, and adds the water books, the flood
@@ -61,6 +64,8 @@ struct Args {
     seed: u64,
     input: Option<String>,
     output: Option<String>,
+    /// `--out-surface`: Hydrology's terrain plus water depth.
+    surface: Option<String>,
     threads: Option<usize>,
     layout: Option<String>,
     tile: Option<u32>,
@@ -69,7 +74,7 @@ struct Args {
     rounds: Option<u32>,
 }
 
-const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--island | --in FILE] [--out FILE] [--threads T [--layout tiles|batches] [--tile N] [--sweep K] [--batch B] [--rounds R]]";
+const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--island | --in FILE] [--out FILE] [--out-surface FILE] [--threads T [--layout tiles|batches] [--tile N] [--sweep K] [--batch B] [--rounds R]]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -83,6 +88,7 @@ fn parse_args() -> Result<Args, String> {
         seed: 1,
         input: None,
         output: None,
+        surface: None,
         threads: None,
         layout: None,
         tile: None,
@@ -104,6 +110,7 @@ fn parse_args() -> Result<Args, String> {
             "--seed" => args.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
             "--in" => args.input = Some(value()?),
             "--out" => args.output = Some(value()?),
+            "--out-surface" => args.surface = Some(value()?),
             "--threads" => args.threads = Some(value()?.parse().map_err(|e| format!("--threads: {e}"))?),
             "--layout" => args.layout = Some(value()?),
             "--tile" => args.tile = Some(value()?.parse().map_err(|e| format!("--tile: {e}"))?),
@@ -256,6 +263,14 @@ fn run() -> Result<(), String> {
                 hydrology.pool().cells().iter().filter(|&&d| d > 0.0).count(),
                 hydrology.trees().len(),
             );
+            if let Some(path) = &args.surface {
+                // The water surface: lakes count at their level, not their floor.
+                let surface = Heightmap::from_fn(map.width(), map.height(), |x, y| {
+                    map.get(x, y).unwrap_or(0.0) + hydrology.pool().get(x, y).unwrap_or(0.0)
+                })
+                .map_err(|e| e.to_string())?;
+                write_map(path, &surface)?;
+            }
             (report.erosion, seconds)
         }
         other => return Err(format!("unknown model {other:?} (available: physical, snowball, hydrology)")),

@@ -26,7 +26,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use common::{Model, Outputs};
+use common::{Model, Outputs, say};
 use hydraulic_erosion::{Heightmap, NoiseTerrain, ReadOptions, fbm_terrain, read_heightmap};
 use serde::Deserialize;
 
@@ -88,7 +88,7 @@ fn run() -> Result<(), String> {
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
     let config = parse(&text).map_err(|e| format!("{path}: {e}"))?;
     let before = config.terrain.load(config.seed)?;
-    println!(
+    say!(
         "{path}: {}x{} terrain, model {}, seed {}",
         before.width(),
         before.height(),
@@ -100,7 +100,7 @@ fn run() -> Result<(), String> {
     if let Some(report) = &config.report {
         let json = serde_json::to_string_pretty(&outcome.report).map_err(|e| e.to_string())?;
         std::fs::write(report, json + "\n").map_err(|e| format!("{}: {e}", report.display()))?;
-        println!("wrote {}", report.display());
+        say!("wrote {}", report.display());
     }
     Ok(())
 }

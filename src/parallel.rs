@@ -9,12 +9,13 @@ use rayon::prelude::*;
 
 use crate::blur::{BlurParams, blur_cells, blur_scratch};
 use crate::carry;
+use crate::channels::Channels;
 use crate::error::{Error, GridError, ParamError, check};
 use crate::grid::{Grid, GridMut, Heightmap, try_copy};
 use crate::hydrology::{Hydrology, HydrologyReport};
 use crate::normal::NormalSampler;
 use crate::params::ErosionParams;
-use crate::physical::{Physical, tiled};
+use crate::physical::{Physical, landscape_tiled, tiled};
 use crate::progress::{Progress, Silent, Ticker};
 use crate::report::ErosionReport;
 use crate::simulator::{Mode, RunOptions, Simulator};
@@ -208,6 +209,14 @@ impl ParallelParams {
 /// [`Hydrology::run_seeded`]) even on one thread. To compare results across
 /// machines, fix all the params.
 ///
+/// # The landscape kernel
+///
+/// [`Physical`] with [`Channels`] (the landscape preset) runs in tiles only,
+/// with the 8-facet sampler and the momentum map off: each turn copies its
+/// zone of the terrain and of the discharge layer, and the discharge map
+/// refreshes between sweeps. Batches are refused: merged copies would add up
+/// the cuts each copy's pit-safe guard clamped.
+///
 /// # Hydrology
 ///
 /// [`Hydrology`] runs in tiles too, on copies of each zone's terrain, pool,
@@ -368,6 +377,44 @@ impl Parallel {
         if let Some((old, new)) = carry::flush(map.cells_mut(), remainder) {
             report.book(old, new);
         }
+        Ok(report)
+    }
+
+    /// Physical's landscape kernel ([`Channels`]) on the pool, in tiles only:
+    /// batches merged on a frozen map would add up the cuts each copy's
+    /// pit-safe guard clamped (measured on fBm 512 x 512: pits 0.4 % -> 2.2 %,
+    /// θ 0.26 -> -0.2). The tiles carry no per-droplet sampler state and no
+    /// momentum map, so those are refused.
+    fn physical_landscape<S, P>(
+        &self,
+        physical: &Physical<S>,
+        channels: Channels,
+        map: &mut GridMut<'_>,
+        seed: u64,
+        progress: &mut P,
+    ) -> Result<ErosionReport, Error>
+    where
+        S: NormalSampler + Clone + Send + Sync,
+        P: Progress + ?Sized,
+    {
+        let refuse = |allowed| Err(Error::from(ParamError::new("channels", allowed)));
+        if self.params.layout != Layout::Tiles {
+            return refuse("None with Layout::Batches: the landscape kernel runs in tiles");
+        }
+        if physical.sampler().lane_kernel().is_none() {
+            return refuse("None with this sampler in a Parallel run: its tiles take the 8-facet sampler");
+        }
+        if channels.momentum > 0.0 {
+            return refuse("with momentum 0 in a Parallel run: its tiles carry no momentum map");
+        }
+        map.check_finite()?;
+        let base = *physical.params();
+        let mut ticker = Ticker::new(progress, u64::from(base.droplets));
+        let eight_facet = Physical::new(base)?;
+        let tiling = (self.params.tile_size as usize, u64::from(self.params.sweep_size));
+        let report =
+            landscape_tiled::run(&eight_facet, channels, map, seed, tiling, &mut ticker, stream_seed)?;
+        ticker.finish(report.droplets);
         Ok(report)
     }
 
@@ -537,15 +584,8 @@ mod sealed {
             progress: &mut dyn Progress,
             mode: Mode,
         ) -> Result<ErosionReport, Error> {
-            if self.params().channels.is_some() {
-                // Batches merged on a frozen map add up the cuts the pit-safe
-                // guard clamped in each copy (measured on fBm 512 x 512: pits
-                // 0.4 % -> 2.2 %, theta 0.26 -> -0.2); the kernel needs tiles.
-                return Err(ParamError::new(
-                    "channels",
-                    "None in a Parallel run: the landscape kernel runs on one thread for now (Physical::run)",
-                )
-                .into());
+            if let Some(channels) = self.params().channels {
+                return parallel.physical_landscape(self, channels, map, seed, progress);
             }
             Ok(parallel.physical(self, map, seed, progress, mode != Mode::Sequential)?)
         }

@@ -429,8 +429,11 @@ proptest! {
     #[cfg(feature = "parallel")]
     #[test]
     fn parallel_physical_survives(map in arb_map(), p in arb_physical(), (parallel, mode) in arb_parallel(), seed in any::<u64>()) {
-        // The landscape kernel runs on one thread (a Parallel run refuses it).
-        let physical = Physical::new(ErosionParams { channels: None, ..p }).unwrap();
+        // The landscape kernel runs in tiles, without the momentum map (a
+        // Parallel run refuses the rest: `parallel_landscape_refusals`).
+        let channels = p.channels.filter(|_| parallel.params().layout == Layout::Tiles);
+        let channels = channels.map(|c| Channels { momentum: 0.0, ..c });
+        let physical = Physical::new(ErosionParams { channels, ..p }).unwrap();
         let (a, report) = same_on_1_and_2_threads(&map, |pool, after| {
             pool.install(|| parallel.run_with(&mut physical.clone(), after.view_mut(), &mut Xoshiro256StarStar::seed_from_u64(seed), RunOptions::default().with_mode(mode))).unwrap()
         })?;

@@ -164,15 +164,63 @@ fn the_preset_sets_droplets_per_cell() {
 
 #[cfg(feature = "parallel")]
 #[test]
-fn parallel_landscape_runs_are_refused_with_a_typed_error() {
-    // Batches merged on a frozen map would add up the cuts each copy's pit-safe
-    // guard clamped; the landscape kernel has no parallel layout yet.
+fn tiled_landscape_runs_balance_and_keep_their_bits_on_any_thread_count() {
     use hydraulic_erosion::{Parallel, ParallelParams};
+    let before = fbm_terrain(160, 128, 4).unwrap();
+    let parallel =
+        Parallel::new(ParallelParams { tile_size: 32, sweep_size: 4_000, ..ParallelParams::default() })
+            .unwrap();
+    let mut outputs = Vec::new();
+    for threads in [1, 2, 3] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let mut map = before.clone();
+        let mut physical = Physical::new(preset(30_000)).unwrap();
+        let report = pool.install(|| parallel.run_seeded(&mut physical, &mut map, 11)).unwrap();
+        assert!(MassBalance::of_run(&before, &map, &report).is_conserved(), "{threads} threads");
+        assert_eq!(report.droplets, 30_000);
+        assert!(report.eroded > 1.0);
+        outputs.push(map);
+    }
+    assert_eq!(outputs[0].cells(), outputs[1].cells());
+    assert_eq!(outputs[0].cells(), outputs[2].cells());
+    // Not the sequential run's bits (other streams, another order), but its
+    // landforms: few pits, as the sequential run on the same map.
+    let (pits, interior) = count_pits(&outputs[0]);
+    let mut sequential = before.clone();
+    run(preset(30_000), &mut sequential, 11, Mode::Sequential);
+    let (sequential_pits, _) = count_pits(&sequential);
+    assert!(
+        pits <= sequential_pits + interior / 500,
+        "tiles {pits}, sequential {sequential_pits} of {interior}"
+    );
+}
+
+#[cfg(feature = "parallel")]
+#[test]
+fn parallel_landscape_refusals_are_typed_errors() {
+    // Batches merged on a frozen map would add up the cuts each copy's
+    // pit-safe guard clamped; the tiles carry no sampler state and no momentum.
+    use hydraulic_erosion::{CentralDifference, Layout, Parallel, ParallelParams};
     let before = fbm_terrain(64, 64, 4).unwrap();
+    let tiles = Parallel::new(ParallelParams::default()).unwrap();
+    let batches =
+        Parallel::new(ParallelParams { layout: Layout::Batches, ..ParallelParams::default() }).unwrap();
+    let momentum =
+        ErosionParams { channels: Some(Channels { momentum: 1.0, ..Channels::default() }), ..preset(500) };
+    let field = |error: hydraulic_erosion::Error| match error {
+        hydraulic_erosion::Error::Param(p) => p.field(),
+        other => panic!("{other}"),
+    };
     let mut map = before.clone();
-    let parallel = Parallel::new(ParallelParams::default()).unwrap();
-    let mut physical = Physical::new(preset(1_000)).unwrap();
-    let error = parallel.run_seeded(&mut physical, &mut map, 11).unwrap_err();
-    assert!(matches!(error, hydraulic_erosion::Error::Param(p) if p.field() == "channels"), "{error}");
+    assert_eq!(
+        field(batches.run_seeded(&mut Physical::new(preset(500)).unwrap(), &mut map, 1).unwrap_err()),
+        "channels"
+    );
+    assert_eq!(
+        field(tiles.run_seeded(&mut Physical::new(momentum).unwrap(), &mut map, 1).unwrap_err()),
+        "channels"
+    );
+    let mut other = Physical::with_sampler(preset(500), CentralDifference).unwrap();
+    assert_eq!(field(tiles.run_seeded(&mut other, &mut map, 1).unwrap_err()), "channels");
     assert_eq!(map.cells(), before.cells(), "the map is untouched");
 }

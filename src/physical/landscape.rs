@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 use glam::Vec2;
 use rand_core::Rng;
 
-use super::Eroder;
+use super::{Eroder, Refused};
 use crate::channels::Channels;
 use crate::droplet::{Droplet, Fate};
 use crate::error::GridError;
@@ -58,9 +58,34 @@ pub(super) struct FlowMaps {
     /// `cell_size² / channel_area`.
     per_area: f32,
     since_refresh: u32,
+    /// A tile's view in a tiled run: counts its water, never refreshes (the run
+    /// refreshes the whole map's maps between sweeps).
+    frozen: bool,
 }
 
 impl FlowMaps {
+    /// A tile's view for a turn: `cells`, a zone copy of the whole map's
+    /// `[channel, water]`, no momentum, no refreshes.
+    #[cfg(feature = "parallel")]
+    pub(super) fn zone(c: Channels, cells: Vec<[f32; 2]>) -> Self {
+        let mut view = Self::new(Channels { momentum: 0.0, ..c }, 0).expect("no cells to allocate");
+        view.cells = cells;
+        view.frozen = true;
+        view
+    }
+
+    /// A zone view's `[channel, water]`, handed back at the end of its turn.
+    #[cfg(feature = "parallel")]
+    pub(super) fn into_cells(self) -> Vec<[f32; 2]> {
+        self.cells
+    }
+
+    /// The whole map's `[channel, water]` (see [`zone`](Self::zone)).
+    #[cfg(feature = "parallel")]
+    pub(super) fn cells_mut(&mut self) -> &mut [[f32; 2]] {
+        &mut self.cells
+    }
+
     pub(super) fn new(c: Channels, cells: usize) -> Result<Self, GridError> {
         let reach = c.brush_radius.max(0.0) as usize;
         let mut brush = Vec::new();
@@ -91,6 +116,7 @@ impl FlowMaps {
             brush,
             per_area: c.cell_size * c.cell_size / c.channel_area,
             since_refresh: 0,
+            frozen: false,
         })
     }
 
@@ -98,18 +124,33 @@ impl FlowMaps {
     /// the water counted since the last refresh.
     fn droplet_done(&mut self) {
         self.since_refresh += 1;
-        if self.since_refresh >= self.c.refresh {
+        if self.since_refresh >= self.c.refresh && !self.frozen {
             self.since_refresh = 0;
-            self.refresh();
+            self.refresh(1);
         }
     }
 
-    /// Moves the maps `discharge_rate` of the way towards the water counted
-    /// since the last refresh, as water per droplet per cell (the count times
-    /// `cells / refresh`).
-    fn refresh(&mut self) {
-        let keep = 1.0 - self.c.discharge_rate;
-        let gain = self.c.discharge_rate * (self.cells.len() as f32 / self.c.refresh as f32);
+    /// `n` refreshes at once: moves the maps towards the water counted since
+    /// the last refresh, as water per droplet per cell (the count times `cells /
+    /// (n * refresh)`), `1 - (1 - discharge_rate)^n` of the way. `n = 1` is one
+    /// refresh; a tiled run refreshes once a sweep, for the droplets it ended.
+    pub(super) fn refresh(&mut self, n: u32) {
+        // `(1 - rate)^n` by squaring: multiplications only, the same bits with
+        // `std` or `libm`.
+        let (mut keep, mut base, mut e) = (1.0f32, 1.0 - self.c.discharge_rate, n);
+        while e > 0 {
+            if e & 1 == 1 {
+                keep *= base;
+            }
+            base *= base;
+            e >>= 1;
+        }
+        let cells = self.cells.len() as f32;
+        let gain = if n == 1 {
+            self.c.discharge_rate * (cells / self.c.refresh as f32)
+        } else {
+            (1.0 - keep) * (f64::from(cells) / (f64::from(n) * f64::from(self.c.refresh))) as f32
+        };
         for (cell, discharge) in self.cells.iter_mut().zip(&mut self.discharge) {
             *discharge = keep * *discharge + gain * cell[1];
             *cell = [erf(*discharge * self.per_area), 0.0];
@@ -123,9 +164,9 @@ impl FlowMaps {
 
 /// A droplet's step count and cell.
 #[derive(Clone, Copy, Debug)]
-struct Walk {
-    age: u32,
-    cell: (usize, usize),
+pub(super) struct Walk {
+    pub(super) age: u32,
+    pub(super) cell: (usize, usize),
 }
 
 impl<S: NormalSampler> Eroder<'_, S> {
@@ -138,16 +179,33 @@ impl<S: NormalSampler> Eroder<'_, S> {
     /// the cell when going uphill), and friction and evaporation are lowered in
     /// channels.
     #[inline(always)]
-    fn landscape_step(
+    pub(super) fn landscape_step(
         &mut self,
         flow: &mut FlowMaps,
         sampler: &S,
         d: &mut Droplet,
         walk: &mut Walk,
     ) -> Option<Fate> {
+        self.landscape_step_if(flow, sampler, d, walk, |_, _| true)
+            .unwrap_or_else(|Refused| unreachable!("every move is allowed"))
+    }
+
+    /// [`landscape_step`](Self::landscape_step), unless the droplet would move
+    /// to a position `allowed` refuses: then `Err(Refused)`, with the droplet,
+    /// the map and the maps' counts as they were (tiles stop droplets at their
+    /// zone's edge).
+    #[inline(always)]
+    pub(super) fn landscape_step_if(
+        &mut self,
+        flow: &mut FlowMaps,
+        sampler: &S,
+        d: &mut Droplet,
+        walk: &mut Walk,
+        allowed: impl Fn(f32, f32) -> bool,
+    ) -> Result<Option<Fate>, Refused> {
         let k = self.k;
         if let Some(fate) = self.spent_water(d.water, walk.age) {
-            return Some(fate);
+            return Ok(Some(fate));
         }
         let (x, y) = walk.cell;
         let w = self.width;
@@ -175,20 +233,25 @@ impl<S: NormalSampler> Eroder<'_, S> {
                     (vx, vy) = (sx * keep, sy * keep);
                 }
             }
+        }
+        let speed = math::sqrt(vx * vx + vy * vy);
+        if !(speed.is_finite() && vx.is_finite() && vy.is_finite()) {
+            return Ok(Some(Fate::Unstable));
+        }
+        if speed == 0.0 {
+            return Ok(Some(Fate::Flat));
+        }
+        // One cell along the velocity.
+        let (px, py) = (d.position.x + vx / speed, d.position.y + vy / speed);
+        if !allowed(px, py) {
+            return Err(Refused);
+        }
+        self.report.steps += 1;
+        if c.momentum > 0.0 {
             let track = &mut flow.flow_track[here];
             track[0] += d.water * vx;
             track[1] += d.water * vy;
         }
-        let speed = math::sqrt(vx * vx + vy * vy);
-        if !(speed.is_finite() && vx.is_finite() && vy.is_finite()) {
-            return Some(Fate::Unstable);
-        }
-        if speed == 0.0 {
-            return Some(Fate::Flat);
-        }
-        // One cell along the velocity.
-        let (px, py) = (d.position.x + vx / speed, d.position.y + vy / speed);
-        self.report.steps += 1;
         flow.cells[here][1] += d.water;
         let off_map = self.off_map(px, py);
         let h_here = self.cells[here];
@@ -220,10 +283,10 @@ impl<S: NormalSampler> Eroder<'_, S> {
         d.position = Vec2::new(px, py);
         walk.age += 1;
         if off_map {
-            return Some(Fate::LeftMap);
+            return Ok(Some(Fate::LeftMap));
         }
         walk.cell = next;
-        None
+        Ok(None)
     }
 
     /// Whether a droplet with `water` after `age` steps is spent.

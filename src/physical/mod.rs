@@ -19,6 +19,8 @@ use crate::simulator::{Mode, RunOptions, Simulator};
 use crate::transfer::{self, no_overshoot, pit_safe};
 
 mod landscape;
+#[cfg(feature = "parallel")]
+pub(crate) mod landscape_tiled;
 mod lockstep;
 mod simd;
 #[cfg(feature = "parallel")]

@@ -6,6 +6,16 @@
 //! [`Model::by_name`], [`Model::name`] and [`Model::run`].
 #![allow(dead_code)]
 
+/// `println!` that gives up quietly when stdout is closed (`tool | head`): the
+/// files are what the run is for, the lines only report them.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+pub(crate) use say;
+
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -98,7 +108,7 @@ impl Model {
                 let mut hydrology =
                     Hydrology::new(*params, map.width(), map.height()).map_err(|e| e.to_string())?;
                 let report = run.model(&mut hydrology, map, progress)?;
-                println!(
+                say!(
                     "water: rain {:.3}, pooled {:.3}, evaporated {:.3}, outflow {:.3}, dropped {:.3}; error {:.3e} ({})",
                     report.rain,
                     report.pooled,
@@ -212,7 +222,7 @@ pub fn erode(
     let start = Instant::now();
     let outcome = model.run(&mut after, seed, &mut progress_bar(), threaded)?;
     if outcome.report.cancelled {
-        println!("stopped early: {} droplets done", outcome.report.droplets);
+        say!("stopped early: {} droplets done", outcome.report.droplets);
     }
     let seconds = start.elapsed().as_secs_f64();
     let balance = MassBalance::of_run(before, &after, &outcome.report);
@@ -228,7 +238,7 @@ fn print_report(
     report: &ErosionReport,
     balance: &MassBalance,
 ) {
-    println!(
+    say!(
         "{name}: eroded {}x{} with {} droplets in {seconds:.2} s ({} steps, {:.1} per droplet)",
         size.0,
         size.1,
@@ -236,7 +246,7 @@ fn print_report(
         report.steps,
         report.steps_per_droplet()
     );
-    println!(
+    say!(
         "sediment: eroded {:.3}, deposited {:.3}, outflow {:.3}; exact balance error {:.3e} (bound {:.1e}, {})",
         report.eroded,
         report.deposited,
@@ -287,7 +297,7 @@ impl Outputs {
     pub fn write(&self, before: &Heightmap, after: &Heightmap, outcome: &Outcome) -> Result<(), String> {
         std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir))?;
         let range = self.range.unwrap_or_else(|| HeightRange::of(before).union(HeightRange::of(after)));
-        println!("16-bit files map heights [{}, {}] to [0, 65535]", range.min, range.max);
+        say!("16-bit files map heights [{}, {}] to [0, 65535]", range.min, range.max);
         for (names, map) in [(&self.before, before), (&self.after, after)] {
             for name in names {
                 let path = Path::new(&self.dir).join(name);
@@ -317,5 +327,5 @@ impl Outputs {
 
 fn report_file(path: &Path) {
     let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    println!("wrote {} ({bytes} bytes)", path.display());
+    say!("wrote {} ({bytes} bytes)", path.display());
 }

@@ -13,8 +13,7 @@
 //! sees them (`1 / height_scale` height units); `--repose DEG` does so with
 //! another angle (steep angles trim only cliffs).
 //! `--threads T` runs on `T` threads (`Parallel`, tiles: the same bits for any
-//! `T`); without it, one thread in the fastest mode. The landscape preset runs
-//! on one thread for now (its kernel has no parallel layout yet). Ctrl-C stops the run
+//! `T`); without it, one thread in the fastest mode. Ctrl-C stops the run
 //! cleanly: every droplet under way puts its load down, the map stays balanced,
 //! and the files are written from the map as it stands.
 //!
@@ -36,7 +35,7 @@ mod common;
 
 use std::process::ExitCode;
 
-use common::{MODELS, Model, Outputs};
+use common::{MODELS, Model, Outputs, say};
 use hydraulic_erosion::{ErosionParams, ReadOptions, ThermalParams, read_heightmap, thermal};
 
 const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--pit-safe] [--thermal | --repose DEG] [--threads T] [--out-dir DIR]";
@@ -119,12 +118,12 @@ fn run() -> Result<(), String> {
     let before = match &args.input {
         Some(path) => {
             let map = read_heightmap(path, &ReadOptions::default()).map_err(|e| format!("{path}: {e}"))?;
-            println!("read {path}: {}x{}", map.width(), map.height());
+            say!("read {path}: {}x{}", map.width(), map.height());
             map
         }
         None => {
             let (map, name) = common::default_terrain(args.size, args.seed)?;
-            println!("generated a {0}x{0} terrain with {name}, seed {1}", args.size, args.seed);
+            say!("generated a {0}x{0} terrain with {name}, seed {1}", args.size, args.seed);
             map
         }
     };
@@ -145,21 +144,18 @@ fn run() -> Result<(), String> {
         eprintln!("stopping: the droplets under way put their load down; Ctrl-C again to quit now");
     })
     .map_err(|e| format!("Ctrl-C handler: {e}"))?;
-    let landscape = matches!(&args.model, Model::Physical(p) if p.channels.is_some());
-    if landscape && args.threads.is_some() {
-        println!("the landscape preset runs on one thread for now (--preset seeds runs on --threads)");
-    }
-    let threaded = args.threads.is_some() && !landscape;
-    let (mut after, outcome) = common::erode(&args.model, &before, args.seed, threaded)?;
+    let (mut after, outcome) = common::erode(&args.model, &before, args.seed, args.threads.is_some())?;
     if let Some(repose_angle) = args.thermal {
         // Cells as wide as the model sees them (`1 / height_scale`).
         let cell_size = 1.0 / args.model.height_scale().max(1e-6);
         let report =
             thermal(&mut after, &ThermalParams { repose_angle, cell_size, ..ThermalParams::default() })
                 .map_err(|e| e.to_string())?;
-        println!(
+        say!(
             "thermal: {} iterations, {:.3} moved, steepest slope beyond repose {:.4}",
-            report.iterations, report.moved, report.steepest_excess
+            report.iterations,
+            report.moved,
+            report.steepest_excess
         );
     }
 

@@ -1,0 +1,202 @@
+//! The landscape kernel in coloured tiles (see [`crate::tiles`]): each turn
+//! copies its zone of the terrain and of the `[channel, water]` layer, runs its
+//! droplets one after another until a step would read beyond the zone, and
+//! writes both back. The discharge map refreshes between sweeps, for the
+//! droplets the sweep ended. Which droplets a tile runs, and in what order,
+//! depends only on the tile size, the sweep size and the seed, never on the
+//! threads.
+
+use alloc::vec::Vec;
+
+use glam::Vec2;
+use rand_core::SeedableRng;
+use rand_xoshiro::Xoshiro256StarStar;
+
+use super::landscape::{FlowMaps, Walk};
+use super::{Constants, Eroder, Physical, Refused};
+use crate::channels::Channels;
+use crate::droplet::{Droplet, Fate};
+use crate::error::GridError;
+use crate::grid::Grid;
+use crate::normal::EightFacet;
+use crate::progress::{Progress, Ticker};
+use crate::random::unit_f32;
+use crate::report::ErosionReport;
+use crate::tiles::{self, Layout, Traveller, Turn, Zone, Zoned};
+
+/// What every turn of a run shares.
+#[derive(Clone, Copy, Debug)]
+struct Rules {
+    k: Constants,
+    channels: Channels,
+    /// The whole map's base level when the run began.
+    base_level: f32,
+}
+
+/// A droplet between turns, in map coordinates.
+#[derive(Clone, Copy, Debug)]
+struct Waiting {
+    droplet: Droplet,
+    age: u32,
+}
+
+impl Traveller for Waiting {
+    fn position(&self) -> Vec2 {
+        self.droplet.position
+    }
+}
+
+/// The layers a turn copies: the terrain and `[channel, water]`.
+struct Layers<'m> {
+    heights: &'m mut [f32],
+    flow: &'m mut [[f32; 2]],
+}
+
+impl Zoned for Layers<'_> {
+    type Copy = (Vec<f32>, Vec<[f32; 2]>);
+
+    fn copy_in(&self, zone: &Zone, width: usize) -> Self::Copy {
+        (zone.copy_in(self.heights, width), zone.copy_in(self.flow, width))
+    }
+
+    fn copy_out(&mut self, zone: &Zone, width: usize, copy: &Self::Copy) {
+        zone.copy_out(&copy.0, self.heights, width);
+        zone.copy_out(&copy.1, self.flow, width);
+    }
+}
+
+/// Runs `physical`'s droplets through the landscape kernel on `map`, tile by
+/// tile on the current rayon pool: `sweep` new droplets per sweep from a
+/// `Xoshiro256StarStar` seeded with `stream(seed, sweep index)`, a turn of each
+/// colour, then one refresh of the maps for every `refresh` droplets ended so
+/// far, until every droplet has ended.
+///
+/// # Errors
+/// [`GridError::OutOfMemory`] if the discharge map cannot be allocated (before
+/// the map changes).
+pub(crate) fn run<St, P>(
+    physical: &Physical<EightFacet>,
+    channels: Channels,
+    map: &mut Grid<St>,
+    seed: u64,
+    (tile, sweep): (usize, u64),
+    ticker: &mut Ticker<'_, P>,
+    stream: impl Fn(u64, u64) -> u64,
+) -> Result<ErosionReport, GridError>
+where
+    St: AsRef<[f32]> + AsMut<[f32]>,
+    P: Progress + ?Sized,
+{
+    let k = physical.k;
+    let total = u64::from(physical.params.droplets);
+    let (width, height) = (map.width(), map.height());
+    let mut report = ErosionReport::default();
+    if width < 3 || height < 3 {
+        return Ok(report);
+    }
+    let mut flow = FlowMaps::new(channels, width * height)?;
+    let base_level = map.cells().iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
+    let rules = Rules { k, channels, base_level };
+    let layout = Layout::new(tile, width, height);
+    let mut queues: Vec<Vec<Waiting>> = (0..layout.tiles()).map(|_| Vec::new()).collect();
+    let (wf, hf) = (width as f32, height as f32);
+    let (mut spawned, mut round, mut unrefreshed) = (0u64, 0u64, 0u64);
+    loop {
+        if ticker.should_stop(report.droplets) {
+            // Everything in flight puts its load down where it stands.
+            let mut eroder = Eroder::new(map.view_mut(), k, EightFacet);
+            for w in queues.iter_mut().flat_map(|q| q.drain(..)) {
+                eroder.settle(&mut { w.droplet }, Fate::Stopped);
+            }
+            eroder.flush_anywhere();
+            report.merge(&eroder.report);
+            report.cancelled = true;
+            return Ok(report);
+        }
+        if spawned < total {
+            let count = sweep.min(total - spawned);
+            let mut rng = Xoshiro256StarStar::seed_from_u64(stream(seed, round));
+            for _ in 0..count {
+                let start = Vec2::new(unit_f32(&mut rng) * wf, unit_f32(&mut rng) * hf);
+                queues[layout.tile_of(start)].push(Waiting { droplet: Droplet::new(start), age: 0 });
+            }
+            spawned += count;
+        } else if queues.iter().all(Vec::is_empty) {
+            return Ok(report);
+        }
+        round += 1;
+        let ended = report.droplets;
+        let mut layers = Layers { heights: map.cells_mut(), flow: flow.cells_mut() };
+        let turns = tiles::sweep(
+            &layout,
+            &mut layers,
+            &mut queues,
+            &|copy: &mut (Vec<f32>, Vec<[f32; 2]>), zone, queue: &[Waiting]| turn(&rules, copy, zone, queue),
+        );
+        let stuck = tiles::settle(&layout, turns, &mut queues, |r| report.merge(&r));
+        if !stuck.is_empty() {
+            // Steps that would read beyond a fresh zone: one each on the whole
+            // map, in order.
+            let mut eroder = Eroder::new(map.view_mut(), k, EightFacet);
+            eroder.base_level = base_level;
+            for w in stuck {
+                let mut d = w.droplet;
+                let mut walk = Walk { age: w.age, cell: eroder.cell_of(d.position) };
+                match eroder.landscape_step(&mut flow, &EightFacet, &mut d, &mut walk) {
+                    Some(fate) => eroder.settle(&mut d, fate),
+                    None => queues[layout.tile_of(d.position)].push(Waiting { droplet: d, age: walk.age }),
+                }
+            }
+            eroder.flush_anywhere();
+            report.merge(&eroder.report);
+        }
+        unrefreshed += report.droplets - ended;
+        let refreshes = unrefreshed / u64::from(channels.refresh);
+        if refreshes > 0 {
+            flow.refresh(u32::try_from(refreshes).unwrap_or(u32::MAX));
+            unrefreshed -= refreshes * u64::from(channels.refresh);
+        }
+    }
+}
+
+/// One tile's turn: runs `queue` in order on `copy`, its zone of the terrain
+/// and of `[channel, water]`, and returns what became of the droplets.
+fn turn(
+    rules: &Rules,
+    copy: &mut (Vec<f32>, Vec<[f32; 2]>),
+    zone: Zone,
+    queue: &[Waiting],
+) -> Turn<Waiting, ErosionReport> {
+    let origin = Vec2::new(zone.x0 as f32, zone.y0 as f32);
+    let (heights, cells) = copy;
+    let mut flow = FlowMaps::zone(rules.channels, core::mem::take(cells));
+    let mut eroder = Eroder::new(
+        Grid::new_unchecked(zone.width, zone.height, heights.as_mut_slice()),
+        rules.k,
+        EightFacet,
+    );
+    eroder.base_level = rules.base_level;
+    let (mut passed, mut stuck) = (Vec::new(), Vec::new());
+    for w in queue {
+        let mut d = Droplet { position: w.droplet.position - origin, ..w.droplet };
+        let mut walk = Walk { age: w.age, cell: eroder.cell_of(d.position) };
+        let mut moved = false;
+        loop {
+            match eroder
+                .landscape_step_if(&mut flow, &EightFacet, &mut d, &mut walk, |px, py| zone.holds(px, py))
+            {
+                Ok(None) => moved = true,
+                Ok(Some(fate)) => break eroder.settle(&mut d, fate),
+                Err(Refused) => {
+                    let w =
+                        Waiting { droplet: Droplet { position: d.position + origin, ..d }, age: walk.age };
+                    break if moved { passed.push(w) } else { stuck.push(w) };
+                }
+            }
+        }
+    }
+    // The zone is this turn's alone: its remainder goes on its own cells.
+    eroder.flush_anywhere();
+    *cells = flow.into_cells();
+    Turn { report: eroder.report, passed, stuck }
+}
