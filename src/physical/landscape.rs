@@ -270,11 +270,20 @@ impl<S: NormalSampler> Eroder<'_, S> {
             let floor = if k.pit_safe { h_next.max(self.lowest_neighbour(x, y)) } else { h_next };
             self.erode_brush(flow, (x, y), h_here, floor, change as f32, &mut d.sediment);
         } else if k.pit_safe && h_next > h_here && !off_map {
-            // Going uphill out of a pit: fill it towards the next cell's height.
-            let fill = (h_next - h_here).min(d.sediment as f32).max((-change) as f32);
-            let new = h_here + fill;
-            self.cells[here] = new;
-            d.sediment += self.report.book(h_here, new);
+            // Going uphill: fill the cell left towards its spill level (the lower
+            // of the next cell and its lowest neighbour), never above it (a fill
+            // above the lowest neighbour could leave that neighbour a pit); the
+            // rest of the step's deposit goes down as usual.
+            let spill = h_next.min(self.lowest_neighbour(x, y));
+            let fill = (spill - h_here).min(d.sediment as f32);
+            let mut rest = (-change) as f32;
+            if fill > 0.0 {
+                let new = h_here + fill;
+                self.cells[here] = new;
+                d.sediment += self.report.book(h_here, new);
+                rest -= fill;
+            }
+            self.deposit_bilinear(d.position, rest, &mut d.sediment);
         } else {
             self.deposit_bilinear(d.position, (-change) as f32, &mut d.sediment);
         }
