@@ -14,9 +14,9 @@
 # ns per droplet step of each (the loop's CPU time: steadier than wall time on a
 # shared machine) and the ratio reference / crate (> 1: the crate is faster).
 # `--landscape SIZES` then times the landscape preset (`bench --preset
-# landscape`, its own droplet count) on each size's fBm map, plain build:
-# seconds to erode, ns/step, steps/droplet (one thread: a `Parallel` run
-# refuses the preset for now; "" skips it).
+# landscape`, its own droplet count) on each size's fBm map, plain build with
+# `parallel`: seconds to erode, ns/step and steps/droplet in `Parallel` tiles
+# on 1 and 2 threads (same bits) and in `Mode::Fast` on one ("" skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -90,8 +90,12 @@ for m in modes:
 PY
 done
 
-[ -n "$landscape" ] && [ ! -x target/plain/release/examples/bench ] && RUSTFLAGS="" cargo build -q --release --example bench --target-dir target/plain
+[ -n "$landscape" ] && RUSTFLAGS="" cargo build -q --release --features parallel --example bench --target-dir target/plain-parallel
 for n in $landscape; do
-    target/plain/release/examples/bench --model physical --preset landscape --size "$n" --seed 1 \
-        | python3 -c 'import json,sys; d=json.load(sys.stdin); print("%dx%d  landscape preset, 1 thread: %.2f s to erode (%d droplets, %s steps/droplet, %.1f ns/step, conserved: %s)" % (d["width"], d["height"], d["seconds"], d["droplets"], d["steps_per_droplet"], d["ns_per_step"], d["conserved"]))'
+    for t in 1 2; do
+        target/plain-parallel/release/examples/bench --model physical --preset landscape --size "$n" --seed 1 --threads "$t" \
+            | python3 -c 'import json,sys; d=json.load(sys.stdin); print("%dx%d  landscape preset, tiles, %s thread(s): %.2f s to erode (%d droplets, %s steps/droplet, %.1f ns/step, conserved: %s, hash %s)" % (d["width"], d["height"], sys.argv[1], d["seconds"], d["droplets"], d["steps_per_droplet"], d["ns_per_step"], d["conserved"], d["hash"]))' "$t"
+    done
+    target/plain-parallel/release/examples/bench --model physical --preset landscape --size "$n" --seed 1 \
+        | python3 -c 'import json,sys; d=json.load(sys.stdin); print("%dx%d  landscape preset, one thread (Mode::Fast): %.2f s to erode (%s steps/droplet, %.1f ns/step)" % (d["width"], d["height"], d["seconds"], d["steps_per_droplet"], d["ns_per_step"]))'
 done
