@@ -268,7 +268,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
         let change = f64::from(k.dt_kd) * (f64::from(capacity) - d.sediment);
         if change > 0.0 {
             let floor = if k.pit_safe { h_next.max(self.lowest_neighbour(x, y)) } else { h_next };
-            self.erode_brush(flow, (x, y), h_here, floor, change as f32, &mut d.sediment);
+            self.erode_brush(flow, (x, y), floor, change as f32, &mut d.sediment);
         } else if k.pit_safe && h_next > h_here && !off_map {
             // Going uphill: fill the cell left towards its spill level (the lower
             // of the next cell and its lowest neighbour), never above it (a fill
@@ -298,18 +298,6 @@ impl<S: NormalSampler> Eroder<'_, S> {
         Ok(None)
     }
 
-    /// Whether a droplet with `water` after `age` steps is spent.
-    #[inline(always)]
-    fn spent_water(&self, water: f32, age: u32) -> Option<Fate> {
-        if water <= self.k.min_water {
-            Some(Fate::Evaporated)
-        } else if age >= self.k.max_steps {
-            Some(Fate::StepLimit)
-        } else {
-            None
-        }
-    }
-
     /// Takes `amount` from the brush around `(x, y)` (the droplet's cell alone
     /// where the brush crosses the border), no cell cut below `floor`, and
     /// credits `sediment` with what was taken.
@@ -318,7 +306,6 @@ impl<S: NormalSampler> Eroder<'_, S> {
         &mut self,
         flow: &FlowMaps,
         (x, y): (usize, usize),
-        h_here: f32,
         floor: f32,
         amount: f32,
         sediment: &mut f64,
@@ -328,14 +315,13 @@ impl<S: NormalSampler> Eroder<'_, S> {
         let brush: &[(isize, isize, f32)] = if inside { &flow.brush } else { &[(0, 0, 1.0)] };
         let centre = brush[0].2;
         // The droplet's cell takes `centre * amount`: never below the floor.
-        let room = (h_here - floor).max(0.0);
+        let room = (self.cells[y * self.width + x] - floor).max(0.0);
         let amount = if centre * amount > room { room / centre } else { amount };
         if amount.is_nan() || amount <= 0.0 {
             return;
         }
         let w = self.width as isize;
         let here = (y * self.width + x) as isize;
-        let _ = h_here;
         // The droplet's cell first: never below the floor.
         let mut low = floor;
         for &(dx, dy, weight) in brush {

@@ -15,7 +15,7 @@ use rand_xoshiro::Xoshiro256StarStar;
 use super::landscape::{FlowMaps, Walk};
 use super::{Constants, Eroder, Physical, Refused};
 use crate::channels::Channels;
-use crate::droplet::{Droplet, Fate};
+use crate::droplet::Droplet;
 use crate::error::GridError;
 use crate::grid::Grid;
 use crate::normal::EightFacet;
@@ -103,13 +103,8 @@ where
     let (mut spawned, mut round, mut unrefreshed) = (0u64, 0u64, 0u64);
     loop {
         if ticker.should_stop(report.droplets) {
-            // Everything in flight puts its load down where it stands.
-            let mut eroder = Eroder::new(map.view_mut(), k, EightFacet);
-            for w in queues.iter_mut().flat_map(|q| q.drain(..)) {
-                eroder.settle(&mut { w.droplet }, Fate::Stopped);
-            }
-            eroder.flush_anywhere();
-            report.merge(&eroder.report);
+            let in_flight = queues.iter_mut().flat_map(|q| q.drain(..)).map(|w| w.droplet);
+            report.merge(&super::tiled::stop_in_flight(map, k, in_flight));
             report.cancelled = true;
             return Ok(report);
         }

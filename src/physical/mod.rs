@@ -240,8 +240,8 @@ impl<S: NormalSampler + Clone> Physical<S> {
         Ok(eroder.report)
     }
 
-    /// [`drive`](Self::drive) for the landscape kernel: the discharge and
-    /// momentum maps are allocated before the map changes.
+    /// [`drive`](Self::drive) for the landscape kernel, with its discharge and
+    /// momentum maps.
     fn drive_landscape<St, P>(
         &self,
         map: &mut Grid<St>,
@@ -253,7 +253,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
         St: AsRef<[f32]> + AsMut<[f32]>,
         P: Progress + ?Sized,
     {
-        map.check_finite()?;
+        // Allocated before the map changes; `drive` checks the map.
         let mut flow = landscape::FlowMaps::new(channels, map.width() * map.height())?;
         self.drive(map, progress, |eroder, total, ticker| body(eroder, &mut flow, total, ticker))
     }
@@ -519,9 +519,16 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     /// Whether a droplet ends before its next step: out of water, or out of steps.
     #[inline(always)]
     fn spent(&self, d: &Droplet, walk: &Walk) -> Option<Fate> {
-        if d.water <= self.k.min_water {
+        self.spent_water(d.water, walk.age)
+    }
+
+    /// Whether a droplet with `water` after `age` steps is spent (both
+    /// kernels' test).
+    #[inline(always)]
+    fn spent_water(&self, water: f32, age: u32) -> Option<Fate> {
+        if water <= self.k.min_water {
             Some(Fate::Evaporated)
-        } else if walk.age >= self.k.max_steps {
+        } else if age >= self.k.max_steps {
             Some(Fate::StepLimit)
         } else {
             None

@@ -11,7 +11,7 @@ use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256StarStar;
 
 use super::lockstep::Feed;
-use super::{Eroder, Physical, Refused, Walk};
+use super::{Constants, Eroder, Physical, Refused, Walk};
 use crate::droplet::{Droplet, Fate};
 use crate::grid::Grid;
 use crate::normal::EightFacet;
@@ -85,14 +85,8 @@ where
     let mut round = 0u64;
     loop {
         if ticker.should_stop(report.droplets) {
-            // Everything in flight puts its load down where it stands.
-            let mut eroder = Eroder::new(map.view_mut(), k, EightFacet);
-            for w in queues.iter_mut().flat_map(|q| q.drain(..)) {
-                let mut d = w.droplet;
-                eroder.settle(&mut d, Fate::Stopped);
-            }
-            eroder.flush_anywhere();
-            report.merge(&eroder.report);
+            let in_flight = queues.iter_mut().flat_map(|q| q.drain(..)).map(|w| w.droplet);
+            report.merge(&stop_in_flight(map, k, in_flight));
             report.cancelled = true;
             return report;
         }
@@ -144,6 +138,24 @@ where
             report.merge(&eroder.report);
         }
     }
+}
+
+/// A cancelled tiled run's end: every droplet still in flight puts its load
+/// down where it stands, on the whole map.
+pub(super) fn stop_in_flight<St>(
+    map: &mut Grid<St>,
+    k: Constants,
+    droplets: impl Iterator<Item = Droplet>,
+) -> ErosionReport
+where
+    St: AsRef<[f32]> + AsMut<[f32]>,
+{
+    let mut eroder = Eroder::new(map.view_mut(), k, EightFacet);
+    for mut d in droplets {
+        eroder.settle(&mut d, Fate::Stopped);
+    }
+    eroder.flush_anywhere();
+    eroder.report
 }
 
 /// One tile's turn: runs `queue` in order on `cells`, a copy of its zone, and
