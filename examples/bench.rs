@@ -1,13 +1,15 @@
 //! Measures one erosion run and prints one line of JSON.
 //!
 //! ```text
-//! cargo run --release --example bench -- --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--island | --in FILE] [--out FILE] [--out-surface FILE]
+//! cargo run --release --example bench -- --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--island | --in FILE] [--layers] [--out FILE] [--out-surface FILE]
 //! ```
 //!
 //! `--preset landscape` runs Physical with `ErosionParams::landscape_for(N, N)`
 //! (its own droplet count unless `--droplets` is given); `--set FIELD=VALUE`
 //! (repeatable) overrides one Physical field, `channels.FIELD` a `Channels` one
-//! (turning them on); `--island` starts from `island_terrain` instead of fBm.
+//! (turning them on); `--island` starts from `island_terrain` instead of fBm;
+//! `--layers` records the output layers (`Layers`, single-thread Physical runs)
+//! to time what they cost.
 //!
 //! `--model snowball` runs [`Snowball`] with its defaults and `K` snowballs
 //! (`droplets` and `steps` in the output count snowballs and their iterations).
@@ -46,8 +48,8 @@ use std::time::Instant;
 
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{
-    ErosionParams, Heightmap, Hydrology, HydrologyParams, MassBalance, Physical, Snowball, SnowballParams,
-    fbm_terrain, island_terrain,
+    ErosionParams, Heightmap, Hydrology, HydrologyParams, Layers, MassBalance, Physical, Snowball,
+    SnowballParams, fbm_terrain, island_terrain,
 };
 use hydraulic_erosion::{Mode, RunOptions, Simulator};
 use rand_xoshiro::Xoshiro256StarStar;
@@ -59,6 +61,8 @@ struct Args {
     droplets: Option<u32>,
     preset: Option<String>,
     island: bool,
+    /// `--layers`: record the output layers (single-thread Physical runs).
+    layers: bool,
     /// `--set FIELD=VALUE` overrides of the Physical params.
     set: Vec<String>,
     seed: u64,
@@ -74,7 +78,7 @@ struct Args {
     rounds: Option<u32>,
 }
 
-const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--island | --in FILE] [--out FILE] [--out-surface FILE] [--threads T [--layout tiles|batches] [--tile N] [--sweep K] [--batch B] [--rounds R]]";
+const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--island | --in FILE] [--layers] [--out FILE] [--out-surface FILE] [--threads T [--layout tiles|batches] [--tile N] [--sweep K] [--batch B] [--rounds R]]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -84,6 +88,7 @@ fn parse_args() -> Result<Args, String> {
         droplets: None,
         preset: None,
         island: false,
+        layers: false,
         set: Vec::new(),
         seed: 1,
         input: None,
@@ -106,6 +111,7 @@ fn parse_args() -> Result<Args, String> {
             "--droplets" => args.droplets = Some(value()?.parse().map_err(|e| format!("--droplets: {e}"))?),
             "--preset" => args.preset = Some(value()?),
             "--island" => args.island = true,
+            "--layers" => args.layers = true,
             "--set" => args.set.push(value()?),
             "--seed" => args.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
             "--in" => args.input = Some(value()?),
@@ -211,10 +217,22 @@ fn run() -> Result<(), String> {
         }
         "physical" => {
             let mut physical = Physical::new(params).map_err(|e| e.to_string())?;
-            let options = RunOptions::default().with_mode(mode_named(&args.mode)?);
+            let mut options = RunOptions::default().with_mode(mode_named(&args.mode)?);
+            // Allocated outside the clock, as an engine keeps them between runs.
+            let mut layers = match args.layers {
+                true => Some(Layers::new(map.width(), map.height()).map_err(|e| e.to_string())?),
+                false => None,
+            };
+            if let Some(layers) = layers.as_mut() {
+                options = options.with_layers(layers);
+            }
             let clock = Clock::start();
             let report = physical.run_with(map.view_mut(), &mut rng, options).map_err(|e| e.to_string())?;
-            (report, clock.stop())
+            let times = clock.stop();
+            if let Some(layers) = &layers {
+                extra += &format!(",\"layers\":true,\"flux_sum\":{:.6}", layers.flux().sum());
+            }
+            (report, times)
         }
         "snowball" => {
             // `--droplets` snowballs (0.4 per cell is round(0.4 * N * N)); steps

@@ -14,7 +14,7 @@
 //! - `model`: `{"physical": {...}}` with `ErosionParams`' fields; missing ones
 //!   take their defaults, unknown ones are errors.
 //! - `outputs`: `dir`, `before` and `after` (lists of heightmap files, format from
-//!   the extension), `preview` and `erosion` (PNG names), `range` (of 16-bit
+//!   the extension), `preview` and `change` (PNG names), `range` (of 16-bit
 //!   files), `hillshade` (`Hillshade`'s fields).
 //! - `report`: a file for the run's report, as JSON (optional).
 //!
@@ -95,7 +95,7 @@ fn run() -> Result<(), String> {
         config.model.name(),
         config.seed
     );
-    let (after, outcome) = common::erode(&config.model, &before, config.seed, false)?;
+    let (after, outcome) = common::erode(&config.model, &before, config.seed, false, None)?;
     config.outputs.write(&before, &after, &outcome)?;
     if let Some(report) = &config.report {
         let json = serde_json::to_string_pretty(&outcome.report).map_err(|e| e.to_string())?;

@@ -143,6 +143,7 @@ mod generate;
 mod grid;
 mod hydrology;
 mod io;
+mod layers;
 mod math;
 mod neighbours;
 mod normal;
@@ -182,6 +183,7 @@ pub use io::{
 pub use io::{decode_png, encode_png};
 #[cfg(feature = "std")]
 pub use io::{read_heightmap, write_heightmap};
+pub use layers::Layers;
 pub use normal::{
     BaseSampler, CentralDifference, DynSampler, EightFacet, LaneKernel, NormalSampler, Offset, Sampler, UP,
 };

@@ -11,8 +11,9 @@ use crate::blur::{BlurParams, blur_cells, blur_scratch};
 use crate::carry;
 use crate::channels::Channels;
 use crate::error::{Error, GridError, ParamError, check};
-use crate::grid::{Grid, GridMut, Heightmap, try_copy};
+use crate::grid::{Grid, GridMut, Heightmap, try_copy, try_filled};
 use crate::hydrology::{Hydrology, HydrologyReport};
+use crate::layers::{self, Track};
 use crate::normal::NormalSampler;
 use crate::params::ErosionParams;
 use crate::physical::{Physical, landscape_tiled, tiled};
@@ -20,6 +21,7 @@ use crate::progress::{Progress, Silent, Ticker};
 use crate::report::ErosionReport;
 use crate::simulator::{Mode, RunOptions, Simulator};
 use crate::snowball::{Snowball, SnowballParams};
+use crate::tiles;
 
 /// How a [`Parallel`] run shares a [`Physical`] run's droplets between threads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -300,10 +302,15 @@ impl Parallel {
         rng: &mut dyn Rng,
         options: RunOptions<'_>,
     ) -> Result<M::Report, Error> {
+        let RunOptions { progress, mode, layers } = options;
+        // Drawn before any check, as before layers existed.
         let seed = rng.next_u64();
         let mut silent = Silent;
-        let progress = options.progress.unwrap_or(&mut silent);
-        model.run_parallel(self, &mut map, seed, progress, options.mode)
+        let progress = progress.unwrap_or(&mut silent);
+        let droplets = |r: &M::Report| r.as_ref().droplets;
+        layers::record(layers, &mut map, droplets, |map, tracks| {
+            model.run_parallel(self, map, seed, progress, mode, tracks)
+        })
     }
 
     /// [`run_with`](Self::run_with) with the default options.
@@ -343,6 +350,7 @@ impl Parallel {
         seed: u64,
         progress: &mut P,
         lockstep: bool,
+        tracks: Option<&mut [Track]>,
     ) -> Result<ErosionReport, GridError>
     where
         S: NormalSampler + Clone + Send + Sync,
@@ -358,22 +366,23 @@ impl Parallel {
             let tiling =
                 tiled::Tiling { tile: p.tile_size as usize, sweep: u64::from(p.sweep_size), lockstep };
             let eight_facet = Physical::new(base).expect("validated params");
-            let report = tiled::run(&eight_facet, map, seed, tiling, &mut ticker, stream_seed);
+            let report = tiled::run(&eight_facet, map, seed, tiling, &mut ticker, stream_seed, tracks);
             ticker.finish(report.droplets);
             return Ok(report);
         }
-        let (mut report, remainder) = self.drive(map, total, seed, progress, |copy, count, rng| {
-            let droplets = u32::try_from(count).unwrap_or(u32::MAX);
-            let batch =
-                Physical::with_sampler(ErosionParams { droplets, ..base }, physical.sampler().clone())
-                    .expect("a batch's params are the validated params with fewer droplets");
-            let result = if lockstep {
-                batch.run_lockstep(copy, rng, &mut Silent)
-            } else {
-                batch.run_sequential(copy, rng, &mut Silent)
-            };
-            result.expect("the frozen map is finite")
-        })?;
+        let (mut report, remainder) =
+            self.drive(map, total, seed, progress, tracks, |copy, count, rng, tracks| {
+                let droplets = u32::try_from(count).unwrap_or(u32::MAX);
+                let batch =
+                    Physical::with_sampler(ErosionParams { droplets, ..base }, physical.sampler().clone())
+                        .expect("a batch's params are the validated params with fewer droplets");
+                let result = if lockstep {
+                    batch.run_lockstep(copy, rng, &mut Silent, tracks)
+                } else {
+                    batch.run_sequential(copy, rng, &mut Silent, tracks)
+                };
+                result.expect("the frozen map is finite")
+            })?;
         if let Some((old, new)) = carry::flush(map.cells_mut(), remainder) {
             report.book(old, new);
         }
@@ -392,6 +401,7 @@ impl Parallel {
         map: &mut GridMut<'_>,
         seed: u64,
         progress: &mut P,
+        tracks: Option<&mut [Track]>,
     ) -> Result<ErosionReport, Error>
     where
         S: NormalSampler + Clone + Send + Sync,
@@ -412,8 +422,15 @@ impl Parallel {
         let mut ticker = Ticker::new(progress, u64::from(base.droplets));
         let eight_facet = Physical::new(base)?;
         let tiling = (self.params.tile_size as usize, u64::from(self.params.sweep_size));
-        let report =
-            landscape_tiled::run(&eight_facet, channels, map, seed, tiling, &mut ticker, stream_seed)?;
+        let report = landscape_tiled::run(
+            &eight_facet,
+            channels,
+            map,
+            tiling,
+            &mut ticker,
+            |round| stream_seed(seed, round),
+            tracks,
+        )?;
         ticker.finish(report.droplets);
         Ok(report)
     }
@@ -425,6 +442,7 @@ impl Parallel {
         map: &mut Grid<St>,
         seed: u64,
         progress: &mut P,
+        tracks: Option<&mut [Track]>,
     ) -> Result<ErosionReport, GridError>
     where
         S: NormalSampler + Clone + Send + Sync,
@@ -440,16 +458,16 @@ impl Parallel {
         let (mut report, remainder) = match self.snowball_tiling(snowball) {
             Some(tiling) => {
                 let mut ticker = Ticker::new(progress, total);
-                let done = snowball.run_tiled(map, seed, tiling, &mut ticker, stream_seed);
+                let done = snowball.run_tiled(map, seed, tiling, &mut ticker, stream_seed, tracks);
                 ticker.finish(done.0.droplets);
                 done
             }
-            None => self.drive(map, total, seed, progress, |copy, count, rng| {
+            None => self.drive(map, total, seed, progress, tracks, |copy, count, rng, tracks| {
                 let snowballs = Some(u32::try_from(count).unwrap_or(u32::MAX));
                 let batch_params = SnowballParams { snowballs, blur: false, ..params };
                 let batch = Snowball::with_sampler(batch_params, inner.clone())
                     .expect("a batch's params are the validated params with fewer snowballs");
-                batch.run_with_progress(copy, rng, &mut Silent).expect("the frozen map is finite")
+                batch.run_tracked(copy, rng, &mut Silent, tracks).expect("the frozen map is finite")
             })?,
         };
         let (width, height) = (map.width(), map.height());
@@ -483,12 +501,13 @@ impl Parallel {
         total: u64,
         seed: u64,
         progress: &mut P,
+        mut tracks: Option<&mut [Track]>,
         batch: B,
     ) -> Result<(ErosionReport, f64), GridError>
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
         P: Progress + ?Sized,
-        B: Fn(&mut Heightmap, u64, &mut Xoshiro256StarStar) -> ErosionReport + Sync,
+        B: Fn(&mut Heightmap, u64, &mut Xoshiro256StarStar, Option<&mut [Track]>) -> ErosionReport + Sync,
     {
         let mut ticker = Ticker::new(progress, total);
         let mut report = ErosionReport::default();
@@ -508,8 +527,12 @@ impl Parallel {
         };
         let mut frozen = copy()?;
         let mut copies: Vec<Heightmap> = Vec::new();
+        // Each batch's tracks, when the run records them (else empty), added
+        // to the run's in batch order after each round.
+        let mut batch_tracks: Vec<Vec<Track>> = Vec::new();
         for _ in 0..per_round.min(total) {
             copies.push(copy()?);
+            batch_tracks.push(if tracks.is_some() { try_filled(map.len(), [0.0; 3])? } else { Vec::new() });
         }
         // Batch `first` is the first of the round, counted over the whole run.
         let (mut first, mut done) = (0u64, 0u64);
@@ -529,18 +552,24 @@ impl Parallel {
                 (batches, left.div_ceil(batches))
             };
             let copies = &mut copies[..batches as usize];
+            let batch_tracks = &mut batch_tracks[..batches as usize];
             let reports: Vec<ErosionReport> = copies
                 .par_iter_mut()
+                .zip(batch_tracks.par_iter_mut())
                 .enumerate()
-                .map(|(k, copy)| {
+                .map(|(k, (copy, own_tracks))| {
                     let k = k as u64;
                     let count = count.min(left - k * count);
                     copy.cells_mut().copy_from_slice(frozen.cells());
+                    own_tracks.fill([0.0; 3]);
                     let mut rng = Xoshiro256StarStar::seed_from_u64(stream_seed(seed, first + k));
-                    batch(copy, count, &mut rng)
+                    batch(copy, count, &mut rng, tiles::zone_tracks(own_tracks))
                 })
                 .collect();
             remainder += merge(map.cells_mut(), frozen.cells_mut(), copies);
+            if let Some(tracks) = tracks.as_deref_mut() {
+                merge_tracks(tracks, batch_tracks);
+            }
             for batch_report in &reports {
                 report.merge(batch_report);
             }
@@ -572,6 +601,7 @@ mod sealed {
             seed: u64,
             progress: &mut dyn Progress,
             mode: Mode,
+            tracks: Option<&mut [Track]>,
         ) -> Result<Self::Report, Error>;
     }
 
@@ -583,11 +613,12 @@ mod sealed {
             seed: u64,
             progress: &mut dyn Progress,
             mode: Mode,
+            tracks: Option<&mut [Track]>,
         ) -> Result<ErosionReport, Error> {
             if let Some(channels) = self.params().channels {
-                return parallel.physical_landscape(self, channels, map, seed, progress);
+                return parallel.physical_landscape(self, channels, map, seed, progress, tracks);
             }
-            Ok(parallel.physical(self, map, seed, progress, mode != Mode::Sequential)?)
+            Ok(parallel.physical(self, map, seed, progress, mode != Mode::Sequential, tracks)?)
         }
     }
 
@@ -599,8 +630,9 @@ mod sealed {
             seed: u64,
             progress: &mut dyn Progress,
             _: Mode,
+            tracks: Option<&mut [Track]>,
         ) -> Result<ErosionReport, Error> {
-            Ok(parallel.snowball(self, map, seed, progress)?)
+            Ok(parallel.snowball(self, map, seed, progress, tracks)?)
         }
     }
 
@@ -612,9 +644,10 @@ mod sealed {
             seed: u64,
             progress: &mut dyn Progress,
             _: Mode,
+            tracks: Option<&mut [Track]>,
         ) -> Result<HydrologyReport, Error> {
             let tile = parallel.params.tile_size as usize;
-            Ok(self.run_tiled(map, seed, tile, progress, stream_seed)?)
+            Ok(self.run_tiled(map, seed, tile, progress, stream_seed, tracks)?)
         }
     }
 }
@@ -643,6 +676,23 @@ fn merge(cells: &mut [f32], frozen: &mut [f32], copies: &[Heightmap]) -> f64 {
         })
         .collect();
     remainders.iter().sum()
+}
+
+/// Adds each batch's tracks to the run's, in batch order, chunk by chunk of
+/// [`MERGE_CHUNK`] cells on the pool (each cell's sum in batch order: the same
+/// bits for any thread count).
+fn merge_tracks(tracks: &mut [Track], batches: &[Vec<Track>]) {
+    tracks.par_chunks_mut(MERGE_CHUNK).enumerate().for_each(|(c, tracks)| {
+        let start = c * MERGE_CHUNK;
+        for batch in batches {
+            let own_tracks = &batch[start..start + tracks.len()];
+            for (track, own) in tracks.iter_mut().zip(own_tracks) {
+                for (total, part) in track.iter_mut().zip(own) {
+                    *total += part;
+                }
+            }
+        }
+    });
 }
 
 /// Adds `copy - frozen` (in `f64`) to `cells`, cell by cell in index order,

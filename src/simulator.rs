@@ -8,6 +8,7 @@ use rand_xoshiro::Xoshiro256StarStar;
 
 use crate::error::Error;
 use crate::grid::{Grid, GridMut};
+use crate::layers::Layers;
 use crate::progress::Progress;
 use crate::report::ErosionReport;
 
@@ -61,6 +62,9 @@ pub struct RunOptions<'p> {
     pub progress: Option<&'p mut dyn Progress>,
     /// Physical's mode; default [`Mode::Fast`].
     pub mode: Mode,
+    /// Output layers to record the run into (see [`Layers`]); `None` (the
+    /// default) records nothing. They must have the map's size.
+    pub layers: Option<&'p mut Layers>,
 }
 
 impl<'p> RunOptions<'p> {
@@ -73,6 +77,12 @@ impl<'p> RunOptions<'p> {
     pub fn with_mode(self, mode: Mode) -> Self {
         Self { mode, ..self }
     }
+
+    /// These options, recording the run's output layers into `layers` (added
+    /// to what they hold).
+    pub fn with_layers(self, layers: &'p mut Layers) -> Self {
+        Self { layers: Some(layers), ..self }
+    }
 }
 
 impl fmt::Debug for RunOptions<'_> {
@@ -80,6 +90,7 @@ impl fmt::Debug for RunOptions<'_> {
         f.debug_struct("RunOptions")
             .field("progress", &self.progress.as_ref().map(|_| "dyn Progress"))
             .field("mode", &self.mode)
+            .field("layers", &self.layers.as_ref().map(|l| (l.width(), l.height())))
             .finish()
     }
 }
@@ -122,8 +133,8 @@ pub trait Simulator {
     ///
     /// # Errors
     /// [`Error::Grid`] if a cell is not finite or the map does not fit the
-    /// simulator (a `Hydrology`'s layers), or a working buffer cannot be
-    /// allocated; the map is untouched on error.
+    /// simulator (a `Hydrology`'s layers) or the options' [`Layers`], or a
+    /// working buffer cannot be allocated; the map is untouched on error.
     fn run_with(
         &mut self,
         map: GridMut<'_>,

@@ -20,6 +20,7 @@ use std::sync::{Mutex, OnceLock};
 use glam::Vec2;
 
 use crate::grid::clamped_cell;
+use crate::layers::Track;
 use crate::reach::Reach;
 
 /// One tile's zone: the cells it copies, and which of its sides are the map's.
@@ -190,6 +191,34 @@ impl Zoned for [f32] {
     fn copy_out(&mut self, zone: &Zone, width: usize, copy: &Vec<f32>) {
         zone.copy_out(copy, self, width);
     }
+}
+
+/// A map state with the output layers' tracks beside it, when the run records
+/// them: a zone's copy carries its tracks too (empty when there are none).
+pub(crate) struct WithTracks<'m, M: ?Sized> {
+    pub(crate) map: &'m mut M,
+    pub(crate) tracks: Option<&'m mut [Track]>,
+}
+
+impl<M: Zoned + ?Sized> Zoned for WithTracks<'_, M> {
+    type Copy = (M::Copy, Vec<Track>);
+
+    fn copy_in(&self, zone: &Zone, width: usize) -> Self::Copy {
+        let tracks = self.tracks.as_deref().map_or_else(Vec::new, |t| zone.copy_in(t, width));
+        (self.map.copy_in(zone, width), tracks)
+    }
+
+    fn copy_out(&mut self, zone: &Zone, width: usize, copy: &Self::Copy) {
+        self.map.copy_out(zone, width, &copy.0);
+        if let Some(tracks) = self.tracks.as_deref_mut() {
+            zone.copy_out(&copy.1, tracks, width);
+        }
+    }
+}
+
+/// The tracks of a zone's copy made by [`WithTracks`], if the run records them.
+pub(crate) fn zone_tracks(copy: &mut Vec<Track>) -> Option<&mut [Track]> {
+    (!copy.is_empty()).then_some(copy.as_mut_slice())
 }
 
 /// What one tile's turn produced.

@@ -7,6 +7,7 @@ use glam::Vec2;
 use super::erf::erf;
 use super::world::{End, Particle, World};
 use crate::grid::GridRef;
+use crate::layers;
 use crate::math;
 use crate::normal::EightFacet;
 use crate::transfer::{self, no_overshoot, pit_safe};
@@ -111,6 +112,9 @@ impl World<'_> {
                 p.sediment += self.set_height(here, h_new);
             } else if !off_map {
                 return Descent::End(End::Unstable);
+            }
+            if let Some(outputs) = self.outputs.as_deref_mut() {
+                layers::add(&mut outputs[here], water, k.dt, p.sediment, next != Some(here));
             }
             let Some(next) = next else {
                 return Descent::End(End::LeftMap);

@@ -28,6 +28,7 @@ use self::timing::Mark;
 use self::world::{Constants, End, Particle, World};
 use crate::error::{Error, GridError};
 use crate::grid::{Grid, GridMut, Heightmap, try_filled};
+use crate::layers::{self, Track};
 use crate::progress::{Progress, Silent, Ticker};
 use crate::random::unit_f32;
 use crate::reach::Reach;
@@ -259,11 +260,12 @@ impl Hydrology {
     }
 
     /// The run behind [`Simulator::run_with`].
-    pub(crate) fn run_with_progress<St, R, P>(
+    pub(crate) fn run_tracked<St, R, P>(
         &mut self,
         map: &mut Grid<St>,
         rng: &mut R,
         progress: &mut P,
+        outputs: Option<&mut [Track]>,
     ) -> Result<HydrologyReport, GridError>
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
@@ -284,6 +286,7 @@ impl Hydrology {
         let base_level = heights.iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
         self.rebuild_surface(heights);
         let (mut world, trees, times) = self.whole_map(heights, base_level);
+        world.outputs = outputs;
         let (wf, hf) = (width as f32, height as f32);
         let batch = u64::from(params.batch);
         let mut in_batch = 0;
@@ -339,6 +342,7 @@ impl Hydrology {
             stream: stream.cells_mut(),
             vegetation: vegetation.cells_mut(),
             track,
+            outputs: None,
             stamp: *stamp,
             scratch,
             width,
@@ -376,8 +380,13 @@ impl Simulator for Hydrology {
         rng: &mut dyn Rng,
         options: RunOptions<'_>,
     ) -> Result<HydrologyReport, Error> {
+        let RunOptions { progress, layers, .. } = options;
         let mut silent = Silent;
-        Ok(self.run_with_progress(&mut map, rng, options.progress.unwrap_or(&mut silent))?)
+        let progress = progress.unwrap_or(&mut silent);
+        let droplets = |r: &HydrologyReport| r.erosion.droplets;
+        layers::record(layers, &mut map, droplets, |map, outputs| {
+            Ok(self.run_tracked(map, rng, progress, outputs)?)
+        })
     }
 }
 

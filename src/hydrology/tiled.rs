@@ -15,6 +15,7 @@ use super::flood::FloodScratch;
 use super::world::{Constants, End, World};
 use super::{Act, Hydrology, HydrologyReport, Journey, Next, PhaseTimes, end_batch};
 use crate::grid::Grid;
+use crate::layers::Track;
 use crate::progress::{Progress, Ticker};
 use crate::random::unit_f32;
 use crate::tiles::{self, Layout, Traveller, Turn, Zone, Zoned};
@@ -33,6 +34,8 @@ struct Layers<'a> {
     stream: &'a [f32],
     vegetation: &'a [f32],
     track: &'a mut [u32],
+    /// The output layers' tracks, when the run records them.
+    outputs: Option<&'a mut [Track]>,
 }
 
 /// A zone's copy of the [`Layers`], with its water surface.
@@ -43,6 +46,8 @@ struct ZoneLayers {
     stream: Vec<f32>,
     vegetation: Vec<f32>,
     track: Vec<u32>,
+    /// Empty when the run records no output layers.
+    outputs: Vec<Track>,
 }
 
 impl Zoned for Layers<'_> {
@@ -60,6 +65,7 @@ impl Zoned for Layers<'_> {
             stream: zone.copy_in(self.stream, width),
             vegetation: zone.copy_in(self.vegetation, width),
             track: zone.copy_in(self.track, width),
+            outputs: self.outputs.as_deref().map_or_else(Vec::new, |o| zone.copy_in(o, width)),
         }
     }
 
@@ -67,6 +73,9 @@ impl Zoned for Layers<'_> {
         zone.copy_out(&copy.heights, self.heights, width);
         zone.copy_out(&copy.pool, self.pool, width);
         zone.copy_out(&copy.track, self.track, width);
+        if let Some(outputs) = self.outputs.as_deref_mut() {
+            zone.copy_out(&copy.outputs, outputs, width);
+        }
     }
 }
 
@@ -102,6 +111,7 @@ impl Hydrology {
         tile: usize,
         progress: &mut P,
         stream: impl Fn(u64, u64) -> u64,
+        mut outputs: Option<&mut [Track]>,
     ) -> Result<HydrologyReport, crate::GridError>
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
@@ -152,9 +162,11 @@ impl Hydrology {
                 spawned += count;
             }
             let rules = Rules { k, base_level, stamp: self.stamp };
+            let mut layers = self.layers(heights);
+            layers.outputs = outputs.as_deref_mut();
             let turns = tiles::sweep(
                 &layout,
-                &mut self.layers(heights),
+                &mut layers,
                 &mut queues,
                 &|copy: &mut ZoneLayers, zone, queue: &[Journey]| turn(rules, copy, zone, queue),
             );
@@ -167,6 +179,7 @@ impl Hydrology {
             // The rest of the sweep is on the whole map.
             self.rebuild_surface(heights);
             let (mut world, trees, times) = self.whole_map(heights, base_level);
+            world.outputs = outputs.as_deref_mut();
             // Pools wider than a zone, and jumps longer than half a tile: one
             // descent or flood each, in turn order.
             for mut j in stuck {
@@ -196,6 +209,7 @@ impl Hydrology {
             stream: self.stream.cells(),
             vegetation: self.vegetation.cells(),
             track: &mut self.track,
+            outputs: None,
         }
     }
 }
@@ -214,6 +228,7 @@ fn turn(rules: Rules, layers: &mut ZoneLayers, zone: Zone, queue: &[Journey]) ->
         stream: &mut layers.stream,
         vegetation: &mut layers.vegetation,
         track: &mut layers.track,
+        outputs: tiles::zone_tracks(&mut layers.outputs),
         stamp: rules.stamp,
         scratch: &mut scratch,
         width: zone.width,
@@ -285,6 +300,7 @@ mod tests {
             stream: &stream,
             vegetation: &stream,
             track: &mut track,
+            outputs: None,
         };
         (layers.copy_in(&zone, w), zone)
     }
@@ -338,6 +354,7 @@ mod tests {
             stream: &stream,
             vegetation: &stream,
             track: &mut track,
+            outputs: None,
         }
         .copy_in(&zone, w);
         let j = Journey::new(Vec2::new(30.5, 20.5), &rules().k);

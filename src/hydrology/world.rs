@@ -11,6 +11,7 @@ use alloc::vec::Vec;
 
 use crate::carry;
 use crate::grid::clamped_cell;
+use crate::layers::Track;
 use crate::reach::Reach;
 
 /// Per-run constants derived from validated params.
@@ -116,6 +117,8 @@ pub(super) struct World<'a> {
     pub(super) vegetation: &'a mut [f32],
     /// Stamp of the last batch that visited each cell.
     pub(super) track: &'a mut [u32],
+    /// The output layers' tracks, when the run records them.
+    pub(super) outputs: Option<&'a mut [Track]>,
     pub(super) stamp: u32,
     pub(super) scratch: &'a mut FloodScratch,
     pub(super) width: usize,

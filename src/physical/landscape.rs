@@ -287,6 +287,9 @@ impl<S: NormalSampler> Eroder<'_, S> {
         } else {
             self.deposit_bilinear(d.position, (-change) as f32, &mut d.sediment);
         }
+        if self.tracks.is_some() {
+            self.track(here, d.water, d.sediment, off_map || next != (x, y));
+        }
         d.water *= 1.0 - k.dt * k.evaporation * relief;
         d.velocity = Vec2::new(vx, vy);
         d.position = Vec2::new(px, py);

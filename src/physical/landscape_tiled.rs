@@ -18,11 +18,12 @@ use crate::channels::Channels;
 use crate::droplet::Droplet;
 use crate::error::GridError;
 use crate::grid::Grid;
+use crate::layers::Track;
 use crate::normal::EightFacet;
 use crate::progress::{Progress, Ticker};
 use crate::random::unit_f32;
 use crate::report::ErosionReport;
-use crate::tiles::{self, Layout, Traveller, Turn, Zone, Zoned};
+use crate::tiles::{self, Layout, Traveller, Turn, WithTracks, Zone, Zoned};
 
 /// What every turn of a run shares.
 #[derive(Clone, Copy, Debug)]
@@ -47,12 +48,12 @@ impl Traveller for Waiting {
 }
 
 /// The layers a turn copies: the terrain and `[channel, water]`.
-struct Layers<'m> {
+struct ZoneLayers<'m> {
     heights: &'m mut [f32],
     flow: &'m mut [[f32; 2]],
 }
 
-impl Zoned for Layers<'_> {
+impl Zoned for ZoneLayers<'_> {
     type Copy = (Vec<f32>, Vec<[f32; 2]>);
 
     fn copy_in(&self, zone: &Zone, width: usize) -> Self::Copy {
@@ -67,7 +68,7 @@ impl Zoned for Layers<'_> {
 
 /// Runs `physical`'s droplets through the landscape kernel on `map`, tile by
 /// tile on the current rayon pool: `sweep` new droplets per sweep from a
-/// `Xoshiro256StarStar` seeded with `stream(seed, sweep index)`, a turn of each
+/// `Xoshiro256StarStar` seeded with `stream(sweep index)`, a turn of each
 /// colour, then one refresh of the maps for every `refresh` droplets ended so
 /// far, until every droplet has ended.
 ///
@@ -78,10 +79,10 @@ pub(crate) fn run<St, P>(
     physical: &Physical<EightFacet>,
     channels: Channels,
     map: &mut Grid<St>,
-    seed: u64,
     (tile, sweep): (usize, u64),
     ticker: &mut Ticker<'_, P>,
-    stream: impl Fn(u64, u64) -> u64,
+    stream: impl Fn(u64) -> u64,
+    mut tracks: Option<&mut [Track]>,
 ) -> Result<ErosionReport, GridError>
 where
     St: AsRef<[f32]> + AsMut<[f32]>,
@@ -110,7 +111,7 @@ where
         }
         if spawned < total {
             let count = sweep.min(total - spawned);
-            let mut rng = Xoshiro256StarStar::seed_from_u64(stream(seed, round));
+            let mut rng = Xoshiro256StarStar::seed_from_u64(stream(round));
             for _ in 0..count {
                 let start = Vec2::new(unit_f32(&mut rng) * wf, unit_f32(&mut rng) * hf);
                 queues[layout.tile_of(start)].push(Waiting { droplet: Droplet::new(start), age: 0 });
@@ -121,18 +122,19 @@ where
         }
         round += 1;
         let ended = report.droplets;
-        let mut layers = Layers { heights: map.cells_mut(), flow: flow.cells_mut() };
+        let mut layers = ZoneLayers { heights: map.cells_mut(), flow: flow.cells_mut() };
+        let mut zoned = WithTracks { map: &mut layers, tracks: tracks.as_deref_mut() };
         let turns = tiles::sweep(
             &layout,
-            &mut layers,
+            &mut zoned,
             &mut queues,
-            &|copy: &mut (Vec<f32>, Vec<[f32; 2]>), zone, queue: &[Waiting]| turn(&rules, copy, zone, queue),
+            &|copy: &mut ZoneCopy, zone, queue: &[Waiting]| turn(&rules, copy, zone, queue),
         );
         let stuck = tiles::settle(&layout, turns, &mut queues, |r| report.merge(&r));
         if !stuck.is_empty() {
             // Steps that would read beyond a fresh zone: one each on the whole
             // map, in order.
-            let mut eroder = Eroder::new(map.view_mut(), k, EightFacet);
+            let mut eroder = Eroder::new(map.view_mut(), k, EightFacet).with_tracks(tracks.as_deref_mut());
             eroder.base_level = base_level;
             for w in stuck {
                 let mut d = w.droplet;
@@ -154,22 +156,21 @@ where
     }
 }
 
+/// A zone's copy of the terrain, of `[channel, water]` and of the tracks.
+type ZoneCopy = ((Vec<f32>, Vec<[f32; 2]>), Vec<Track>);
+
 /// One tile's turn: runs `queue` in order on `copy`, its zone of the terrain
 /// and of `[channel, water]`, and returns what became of the droplets.
 fn turn(
     rules: &Rules,
-    copy: &mut (Vec<f32>, Vec<[f32; 2]>),
+    ((heights, cells), tracks): &mut ZoneCopy,
     zone: Zone,
     queue: &[Waiting],
 ) -> Turn<Waiting, ErosionReport> {
     let origin = Vec2::new(zone.x0 as f32, zone.y0 as f32);
-    let (heights, cells) = copy;
     let mut flow = FlowMaps::zone(rules.channels, core::mem::take(cells));
-    let mut eroder = Eroder::new(
-        Grid::new_unchecked(zone.width, zone.height, heights.as_mut_slice()),
-        rules.k,
-        EightFacet,
-    );
+    let grid = Grid::new_unchecked(zone.width, zone.height, heights.as_mut_slice());
+    let mut eroder = Eroder::new(grid, rules.k, EightFacet).with_tracks(tiles::zone_tracks(tracks));
     eroder.base_level = rules.base_level;
     let (mut passed, mut stuck) = (Vec::new(), Vec::new());
     for w in queue {

@@ -13,6 +13,7 @@ use super::simd::{self, FacetKernel, Isa};
 use super::{Eroder, Motion, Trade, Walk};
 use crate::droplet::{Droplet, Fate};
 use crate::grid::GridRef;
+use crate::layers;
 use crate::math;
 use crate::normal::eight_facet::{SLOPE, SQUARES, WEIGHT};
 use crate::normal::{CentralDifference, EightFacet, NormalSampler};
@@ -257,6 +258,9 @@ pub(super) fn run_fed_with<S, F, P, N>(
     let mut round = Round::new();
     // Whether each lane's droplet has stepped since it entered.
     let mut moved = [false; L];
+    // The output layers' tracks, out of the eroder for the run so their
+    // slice stays in registers (put back at the end).
+    let mut tracks = eroder.tracks.take();
     loop {
         if ticker.should_stop(eroder.report.droplets) {
             eroder.report.cancelled = true;
@@ -334,6 +338,7 @@ pub(super) fn run_fed_with<S, F, P, N>(
                 Trade::of(&k, lanes.water[l], lanes.sediment[l], stage.speed[l], round.centre[l], off_map);
             (stage.ok[l], stage.stay[l], stage.off_map[l], stage.rate[l], stage.take_back[l]) =
                 (ok, stay, off_map, trade.rate, trade.take_back);
+            stage.water[l] = lanes.water[l];
             lanes.px[l] = if go { px } else { lanes.px[l] };
             lanes.py[l] = if go { py } else { lanes.py[l] };
             lanes.vx[l] = if go { vx * k.friction_keep } else { lanes.vx[l] };
@@ -364,6 +369,11 @@ pub(super) fn run_fed_with<S, F, P, N>(
                 let mut cell = here;
                 let fate = eroder.trade(p, here, round.centre[l], trade, &mut lanes.sediment[l], &mut cell);
                 (lanes.cx[l], lanes.cy[l]) = (cell.0 as i32, cell.1 as i32);
+                if let Some(tracks) = tracks.as_deref_mut() {
+                    let crossed = fate == Some(Fate::LeftMap) || cell != here;
+                    let from = &mut tracks[here.1 * eroder.width + here.0];
+                    layers::add(from, stage.water[l], k.dt, lanes.sediment[l], crossed);
+                }
                 fate
             } else {
                 Some(Fate::Unstable)
@@ -376,6 +386,7 @@ pub(super) fn run_fed_with<S, F, P, N>(
             }
         }
     }
+    eroder.tracks = tracks;
 }
 
 /// One round's motion and trade terms across the lanes (see [`Motion`] and
@@ -392,6 +403,8 @@ struct Stage {
     off_map: [bool; L],
     rate: [f32; L],
     take_back: [f32; L],
+    /// Each lane's water before this step's evaporation (for the output layers).
+    water: [f32; L],
 }
 
 impl Stage {
@@ -408,6 +421,7 @@ impl Stage {
             off_map: [false; L],
             rate: zero,
             take_back: zero,
+            water: zero,
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::channels::Channels;
 use crate::droplet::{Droplet, Fate};
 use crate::error::{Error, GridError, ParamError};
 use crate::grid::{Grid, GridMut, GridRef, clamped_cell};
+use crate::layers::{self, Track};
 use crate::math;
 use crate::normal::{EightFacet, NormalSampler};
 use crate::params::ErosionParams;
@@ -154,18 +155,19 @@ impl<S: NormalSampler + Clone> Physical<S> {
         map: &mut Grid<St>,
         rng: &mut dyn Rng,
         progress: &mut P,
+        tracks: Option<&mut [Track]>,
     ) -> Result<ErosionReport, GridError>
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
         P: Progress + ?Sized,
     {
         if let Some(channels) = self.params.channels {
-            return self.drive_landscape(map, progress, channels, |eroder, flow, total, ticker| {
+            return self.drive_landscape(map, progress, tracks, channels, |eroder, flow, total, ticker| {
                 landscape::run_sequential(eroder, flow, total, rng, ticker);
             });
         }
         let k = self.k;
-        self.drive(map, progress, |eroder, total, ticker| {
+        self.drive(map, progress, tracks, |eroder, total, ticker| {
             let (wf, hf) = (eroder.width as f32, eroder.height as f32);
             for done in 0..total {
                 if ticker.should_stop(done) {
@@ -195,21 +197,24 @@ impl<S: NormalSampler + Clone> Physical<S> {
         map: &mut Grid<St>,
         rng: &mut dyn Rng,
         progress: &mut P,
+        tracks: Option<&mut [Track]>,
     ) -> Result<ErosionReport, GridError>
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
         P: Progress + ?Sized,
     {
         if let Some(channels) = self.params.channels {
-            return self.drive_landscape(map, progress, channels, |eroder, flow, total, ticker| {
+            return self.drive_landscape(map, progress, tracks, channels, |eroder, flow, total, ticker| {
                 landscape::run_interleaved(eroder, flow, total, rng, ticker);
             });
         }
         if self.sampler.lane_kernel().is_some() {
             let lanes = Physical { params: self.params, sampler: EightFacet, k: self.k };
-            lanes.drive(map, progress, |eroder, total, ticker| lockstep::run(eroder, total, rng, ticker))
+            lanes.drive(map, progress, tracks, |eroder, total, ticker| {
+                lockstep::run(eroder, total, rng, ticker)
+            })
         } else {
-            self.drive(map, progress, |eroder, total, ticker| {
+            self.drive(map, progress, tracks, |eroder, total, ticker| {
                 lockstep::run_scalar(eroder, total, rng, ticker)
             })
         }
@@ -222,6 +227,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
         &self,
         map: &mut Grid<St>,
         progress: &mut P,
+        tracks: Option<&mut [Track]>,
         body: impl FnOnce(&mut Eroder<'_, S>, u64, &mut Ticker<'_, P>),
     ) -> Result<ErosionReport, GridError>
     where
@@ -231,7 +237,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
         map.check_finite()?;
         let total = u64::from(self.params.droplets);
         let mut ticker = Ticker::new(progress, total);
-        let mut eroder = Eroder::new(map.view_mut(), self.k, self.sampler.clone());
+        let mut eroder = Eroder::new(map.view_mut(), self.k, self.sampler.clone()).with_tracks(tracks);
         if eroder.simulable() {
             body(&mut eroder, total, &mut ticker);
             eroder.flush_anywhere();
@@ -246,6 +252,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
         &self,
         map: &mut Grid<St>,
         progress: &mut P,
+        tracks: Option<&mut [Track]>,
         channels: Channels,
         body: impl FnOnce(&mut Eroder<'_, S>, &mut landscape::FlowMaps, u64, &mut Ticker<'_, P>),
     ) -> Result<ErosionReport, GridError>
@@ -255,7 +262,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
     {
         // Allocated before the map changes; `drive` checks the map.
         let mut flow = landscape::FlowMaps::new(channels, map.width() * map.height())?;
-        self.drive(map, progress, |eroder, total, ticker| body(eroder, &mut flow, total, ticker))
+        self.drive(map, progress, tracks, |eroder, total, ticker| body(eroder, &mut flow, total, ticker))
     }
 
     /// Follows one droplet from `start`, step by step, eroding `map` as it goes:
@@ -308,15 +315,25 @@ impl<S: NormalSampler + Clone> Simulator for Physical<S> {
         rng: &mut dyn Rng,
         options: RunOptions<'_>,
     ) -> Result<ErosionReport, Error> {
+        let RunOptions { progress, mode, layers } = options;
         let mut silent = Silent;
-        let progress = options.progress.unwrap_or(&mut silent);
-        Ok(match options.mode {
-            Mode::Sequential => self.run_sequential(&mut map, rng, progress),
-            // The landscape kernel's interleaved order gains nothing (its maps,
-            // not its arithmetic, bound it).
-            Mode::Fast if self.params.channels.is_some() => self.run_sequential(&mut map, rng, progress),
-            _ => self.run_lockstep(&mut map, rng, progress),
-        }?)
+        let progress = progress.unwrap_or(&mut silent);
+        layers::record(
+            layers,
+            &mut map,
+            |r: &ErosionReport| r.droplets,
+            |map, tracks| {
+                Ok(match mode {
+                    Mode::Sequential => self.run_sequential(map, rng, progress, tracks),
+                    // The landscape kernel's interleaved order gains nothing (its maps,
+                    // not its arithmetic, bound it).
+                    Mode::Fast if self.params.channels.is_some() => {
+                        self.run_sequential(map, rng, progress, tracks)
+                    }
+                    _ => self.run_lockstep(map, rng, progress, tracks),
+                }?)
+            },
+        )
     }
 }
 
@@ -498,13 +515,31 @@ struct Eroder<'m, S> {
     /// The lowest height on the map when the run started: the level beyond the
     /// border that outlets erode down to and no further.
     base_level: f32,
+    /// The output layers' tracks, when the run records them (see [`Layers`](crate::Layers)).
+    tracks: Option<&'m mut [Track]>,
 }
 
 impl<'m, S: NormalSampler> Eroder<'m, S> {
     fn new(grid: Grid<&'m mut [f32]>, k: Constants, sampler: S) -> Self {
         let (width, height, cells) = grid.into_parts();
         let base_level = cells.iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
-        Eroder { cells, width, height, k, sampler, report: ErosionReport::default(), carry: 0.0, base_level }
+        let report = ErosionReport::default();
+        Eroder { cells, width, height, k, sampler, report, carry: 0.0, base_level, tracks: None }
+    }
+
+    /// This eroder, recording into `tracks` (one per cell) when given.
+    fn with_tracks(self, tracks: Option<&'m mut [Track]>) -> Self {
+        Self { tracks, ..self }
+    }
+
+    /// Records a step that began in cell `here` with `water`, carrying
+    /// `sediment` after its trade, that `crossed` into another cell (or off
+    /// the map), when the run records tracks.
+    #[inline(always)]
+    fn track(&mut self, here: usize, water: f32, sediment: f64, crossed: bool) {
+        if let Some(tracks) = self.tracks.as_deref_mut() {
+            layers::add(&mut tracks[here], water, self.k.dt, sediment, crossed);
+        }
     }
 
     fn simulable(&self) -> bool {
@@ -590,8 +625,13 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
         let trade = Trade::of(&k, d.water, d.sediment, speed, h_here, self.off_map(px, py));
         d.velocity = Vec2::new(vx * k.friction_keep, vy * k.friction_keep);
         d.position = Vec2::new(px, py);
-        if let Some(fate) = self.trade(d.position, (x, y), h_here, trade, &mut d.sediment, &mut walk.cell) {
-            return Some(fate);
+        let fate = self.trade(d.position, (x, y), h_here, trade, &mut d.sediment, &mut walk.cell);
+        if self.tracks.is_some() {
+            let crossed = fate == Some(Fate::LeftMap) || walk.cell != (x, y);
+            self.track(y * self.width + x, d.water, d.sediment, crossed);
+        }
+        if fate.is_some() {
+            return fate;
         }
         d.water *= k.evaporation_keep;
         walk.accel *= k.evaporation_gain;

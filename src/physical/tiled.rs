@@ -14,11 +14,12 @@ use super::lockstep::Feed;
 use super::{Constants, Eroder, Physical, Refused, Walk};
 use crate::droplet::{Droplet, Fate};
 use crate::grid::Grid;
+use crate::layers::Track;
 use crate::normal::EightFacet;
 use crate::progress::{Progress, Silent, Ticker};
 use crate::random::unit_f32;
 use crate::report::ErosionReport;
-use crate::tiles::{self, Layout, Traveller, Turn, Zone};
+use crate::tiles::{self, Layout, Traveller, Turn, WithTracks, Zone};
 
 /// How a tiled run goes: tiles of `tile` cells a side, `sweep` new droplets per
 /// sweep, each turn in lockstep or one droplet after another.
@@ -64,6 +65,7 @@ pub(crate) fn run<St, P>(
     Tiling { tile, sweep, lockstep }: Tiling,
     ticker: &mut Ticker<'_, P>,
     stream: impl Fn(u64, u64) -> u64,
+    mut tracks: Option<&mut [Track]>,
 ) -> ErosionReport
 where
     St: AsRef<[f32]> + AsMut<[f32]>,
@@ -108,17 +110,20 @@ where
         }
         round += 1;
         let park = spawned < total;
+        let mut zoned = WithTracks { map: map.cells_mut(), tracks: tracks.as_deref_mut() };
         let turns = tiles::sweep(
             &layout,
-            map.cells_mut(),
+            &mut zoned,
             &mut queues,
-            &|cells: &mut Vec<f32>, zone, queue: &[Waiting]| turn(&rules, cells, zone, queue, park),
+            &|copy: &mut (Vec<f32>, Vec<Track>), zone, queue: &[Waiting]| {
+                turn(&rules, copy, zone, queue, park)
+            },
         );
         let stuck = tiles::settle(&layout, turns, &mut queues, |r| report.merge(&r));
         if !stuck.is_empty() {
             // Jumps longer than half a tile: one step each on the whole map, in
             // order.
-            let mut eroder = Eroder::new(map.view_mut(), k, EightFacet);
+            let mut eroder = Eroder::new(map.view_mut(), k, EightFacet).with_tracks(tracks.as_deref_mut());
             eroder.base_level = base_level;
             for w in stuck {
                 let (mut d, mut walk) = (
@@ -163,7 +168,7 @@ where
 /// (see [`Feed::park`]).
 fn turn(
     rules: &Rules,
-    cells: &mut [f32],
+    (cells, tracks): &mut (Vec<f32>, Vec<Track>),
     zone: Zone,
     queue: &[Waiting],
     park: bool,
@@ -172,7 +177,8 @@ fn turn(
     let origin = Vec2::new(zone.x0 as f32, zone.y0 as f32);
     let mut feed =
         ZoneFeed { queue: queue.iter(), zone, origin, park, passed: Vec::new(), stuck: Vec::new() };
-    let mut eroder = Eroder::new(Grid::new_unchecked(zone.width, zone.height, cells), k, EightFacet);
+    let grid = Grid::new_unchecked(zone.width, zone.height, cells.as_mut_slice());
+    let mut eroder = Eroder::new(grid, k, EightFacet).with_tracks(tiles::zone_tracks(tracks));
     eroder.base_level = base_level;
     if lockstep {
         super::lockstep::run_fed(&mut eroder, &mut feed, &mut Ticker::new(&mut Silent, u64::MAX));
@@ -258,8 +264,8 @@ mod tests {
             .collect();
         for lockstep in [false, true] {
             let rules = Rules { k, base_level: 0.0, lockstep };
-            let mut cells = zone.copy_in(map.cells(), 64);
-            let out = turn(&rules, &mut cells, zone, &queue, false);
+            let mut copy = (zone.copy_in(map.cells(), 64), Vec::new());
+            let out = turn(&rules, &mut copy, zone, &queue, false);
             assert_eq!(out.stuck.len(), 1, "lockstep {lockstep}");
             assert_eq!(out.stuck[0].droplet, fast);
             assert_eq!(out.stuck[0].age, 0);

@@ -13,7 +13,8 @@ use crate::blur::{BlurParams, blur_cells, blur_scratch};
 use crate::carry;
 use crate::droplet::Fate;
 use crate::error::{Error, GridError, ParamError};
-use crate::grid::{Grid, GridMut, GridRef};
+use crate::grid::{Grid, GridMut, GridRef, clamped_cell};
+use crate::layers::{self, Track};
 use crate::math;
 use crate::normal::{CentralDifference, NormalSampler, Offset};
 use crate::progress::{Progress, Silent, Ticker};
@@ -132,11 +133,12 @@ impl<S: NormalSampler + Clone> Snowball<S> {
     }
 
     /// The run behind [`Simulator::run_with`] (and `Parallel`'s batches).
-    pub(crate) fn run_with_progress<St, P>(
+    pub(crate) fn run_tracked<St, P>(
         &self,
         map: &mut Grid<St>,
         rng: &mut dyn Rng,
         progress: &mut P,
+        tracks: Option<&mut [Track]>,
     ) -> Result<ErosionReport, GridError>
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
@@ -155,6 +157,7 @@ impl<S: NormalSampler + Clone> Snowball<S> {
         let mut scratch = if self.params.blur { blur_scratch(map.len())? } else { alloc::vec::Vec::new() };
         let mut sampler = self.sampler.clone();
         let mut roller = Roller::new(map.cells_mut(), width, height);
+        roller.tracks = tracks;
         let (wf, hf) = (width as f32, height as f32);
         for done in 0..total {
             if ticker.should_stop(done) {
@@ -204,8 +207,15 @@ impl<S: NormalSampler + Clone> Simulator for Snowball<S> {
         rng: &mut dyn Rng,
         options: RunOptions<'_>,
     ) -> Result<ErosionReport, Error> {
+        let RunOptions { progress, layers, .. } = options;
         let mut silent = Silent;
-        Ok(self.run_with_progress(&mut map, rng, options.progress.unwrap_or(&mut silent))?)
+        let progress = progress.unwrap_or(&mut silent);
+        layers::record(
+            layers,
+            &mut map,
+            |r: &ErosionReport| r.droplets,
+            |map, tracks| Ok(self.run_tracked(map, rng, progress, tracks)?),
+        )
     }
 }
 
@@ -240,12 +250,14 @@ struct Roller<'m> {
     /// What a final deposit could not place exactly (`f32` rounding), put down
     /// with the next one.
     remainder: f64,
+    /// The output layers' tracks, when the run records them.
+    tracks: Option<&'m mut [Track]>,
 }
 
 impl<'m> Roller<'m> {
     /// A roller over `cells` (`width` x `height`), with empty books.
     fn new(cells: &'m mut [f32], width: usize, height: usize) -> Self {
-        Self { cells, width, height, report: ErosionReport::default(), remainder: 0.0 }
+        Self { cells, width, height, report: ErosionReport::default(), remainder: 0.0, tracks: None }
     }
 
     #[inline]
@@ -311,11 +323,26 @@ impl<'m> Roller<'m> {
             ball.previous = ball.position;
             ball.position += ball.velocity;
             ball.i += 1;
+            if self.tracks.is_some() {
+                self.track(ball);
+            }
         }
     }
 
     /// Books a stopped snowball: off the map its load is outflow, else it goes
     /// down bilinearly where the snowball stands.
+    /// Records the step `ball` just took from its previous position (on the
+    /// map): one unit of "water" a snowball, one unit of time a step, and its
+    /// load.
+    fn track(&mut self, ball: &Rolling) {
+        let (w, h) = (self.width, self.height);
+        let from = clamped_cell(ball.previous, w, h);
+        let crossed = !self.contains(ball.position) || clamped_cell(ball.position, w, h) != from;
+        if let Some(tracks) = self.tracks.as_deref_mut() {
+            layers::add(&mut tracks[from.1 * w + from.0], 1.0, 1.0, ball.load, crossed);
+        }
+    }
+
     fn settle(&mut self, ball: &Rolling, fate: Fate) {
         let fate = if self.contains(ball.position) { fate } else { Fate::LeftMap };
         self.report.count(fate);

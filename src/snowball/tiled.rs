@@ -12,11 +12,12 @@ use rand_xoshiro::Xoshiro256StarStar;
 use super::{Refused, Roller, Rolling, Snowball};
 use crate::droplet::Fate;
 use crate::grid::Grid;
+use crate::layers::Track;
 use crate::normal::{NormalSampler, Offset};
 use crate::progress::{Progress, Ticker};
 use crate::random::unit_f32;
 use crate::report::ErosionReport;
-use crate::tiles::{self, Layout, Traveller, Turn, Zone};
+use crate::tiles::{self, Layout, Traveller, Turn, WithTracks, Zone};
 
 /// A snowball between turns, in map coordinates, with its own sampler (its
 /// offset drawn when it spawned).
@@ -54,6 +55,7 @@ impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
         (tile, sweep, reach): (usize, u64, u32),
         ticker: &mut Ticker<'_, P>,
         stream: impl Fn(u64, u64) -> u64,
+        mut tracks: Option<&mut [Track]>,
     ) -> (ErosionReport, f64)
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
@@ -95,12 +97,13 @@ impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
                 return (report, remainder);
             }
             round += 1;
+            let mut zoned = WithTracks { map: map.cells_mut(), tracks: tracks.as_deref_mut() };
             let turns = tiles::sweep(
                 &layout,
-                map.cells_mut(),
+                &mut zoned,
                 &mut queues,
-                &|cells: &mut Vec<f32>, zone, queue: &[Waiting<S>]| {
-                    self.turn(reach as f32, cells, zone, queue)
+                &|(cells, tracks): &mut (Vec<f32>, Vec<Track>), zone, queue: &[Waiting<S>]| {
+                    self.turn(reach as f32, cells, tiles::zone_tracks(tracks), zone, queue)
                 },
             );
             let stuck = tiles::settle(&layout, turns, &mut queues, |books| {
@@ -111,6 +114,7 @@ impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
                 // Jumps longer than half a tile: one step each on the whole
                 // map, in turn order.
                 let mut roller = Roller::new(map.cells_mut(), width, height);
+                roller.tracks = tracks.as_deref_mut();
                 for mut w in stuck {
                     let mut checks = 0;
                     match roller.advance(&self.params, &w.sampler, &mut w.ball, |_, _| {
@@ -133,6 +137,7 @@ impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
         &self,
         reach: f32,
         cells: &mut [f32],
+        tracks: Option<&mut [Track]>,
         zone: Zone,
         queue: &[Waiting<S>],
     ) -> Turn<Waiting<S>, Books> {
@@ -140,6 +145,7 @@ impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
         let (w, h) = (zone.width, zone.height);
         let holds = |p: Vec2, r: f32| zone.reach.holds_within(w, h, p.x, p.y, r);
         let mut roller = Roller::new(cells, w, h);
+        roller.tracks = tracks;
         let (mut passed, mut stuck) = (Vec::new(), Vec::new());
         for waiting in queue {
             // Into zone coordinates only what the zone holds: that way is then

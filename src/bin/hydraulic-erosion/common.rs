@@ -23,8 +23,8 @@ use std::time::Instant;
 use hydraulic_erosion::RunOptions;
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{
-    ErosionParams, ErosionReport, HeightRange, Heightmap, Hillshade, Hydrology, HydrologyParams, MassBalance,
-    Overlays, Physical, Progress, Snowball, SnowballParams, erosion_map, write_heightmap,
+    ErosionParams, ErosionReport, HeightRange, Heightmap, Hillshade, Hydrology, HydrologyParams, Layers,
+    MassBalance, Overlays, Physical, Progress, Snowball, SnowballParams, erosion_map, write_heightmap,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use rand_xoshiro::Xoshiro256StarStar;
@@ -91,8 +91,9 @@ impl Model {
         seed: u64,
         progress: &mut dyn Progress,
         threaded: bool,
+        layers: Option<&mut Layers>,
     ) -> Result<Outcome, String> {
-        let run = Run { seed, threaded };
+        let run = Run { seed, threaded, layers };
         match self {
             Self::Physical(params) => {
                 let report =
@@ -138,22 +139,27 @@ pub trait Runnable: hydraulic_erosion::Simulator {}
 impl<T: hydraulic_erosion::Simulator> Runnable for T {}
 
 /// How a run is made: its seed, and whether on the current rayon pool.
-struct Run {
+struct Run<'l> {
     seed: u64,
     threaded: bool,
+    /// Output layers to record the run into.
+    layers: Option<&'l mut Layers>,
 }
 
-impl Run {
+impl Run<'_> {
     /// Runs `model` over `map` through the one `Simulator` entry point (or
     /// `Parallel`'s), in the default (fastest) mode.
     fn model<M: Runnable>(
-        &self,
+        self,
         model: &mut M,
         map: &mut Heightmap,
         progress: &mut dyn Progress,
     ) -> Result<M::Report, String> {
         let mut rng = Xoshiro256StarStar::seed_from_u64(self.seed);
-        let options = RunOptions::default().with_progress(progress);
+        let mut options = RunOptions::default().with_progress(progress);
+        if let Some(layers) = self.layers {
+            options = options.with_layers(layers);
+        }
         #[cfg(feature = "parallel")]
         if self.threaded {
             let parallel = hydraulic_erosion::Parallel::new(hydraulic_erosion::ParallelParams::default())
@@ -217,10 +223,11 @@ pub fn erode(
     before: &Heightmap,
     seed: u64,
     threaded: bool,
+    layers: Option<&mut Layers>,
 ) -> Result<(Heightmap, Outcome), String> {
     let mut after = before.clone();
     let start = Instant::now();
-    let outcome = model.run(&mut after, seed, &mut progress_bar(), threaded)?;
+    let outcome = model.run(&mut after, seed, &mut progress_bar(), threaded, layers)?;
     if outcome.report.cancelled {
         say!("stopped early: {} droplets done", outcome.report.droplets);
     }
@@ -270,8 +277,8 @@ pub struct Outputs {
     pub after: Vec<String>,
     /// Shaded relief of the eroded map, with the run's water and streams.
     pub preview: Option<String>,
-    /// Red eroded, blue deposited.
-    pub erosion: Option<String>,
+    /// The height change: red eroded, blue deposited.
+    pub change: Option<String>,
     /// The height range of 16-bit files; `None`: the range of both maps.
     pub range: Option<HeightRange>,
     /// How the preview is drawn.
@@ -285,7 +292,7 @@ impl Default for Outputs {
             before: vec!["before.png".into()],
             after: vec!["after.png".into(), "after.r32".into()],
             preview: Some("preview.png".into()),
-            erosion: Some("erosion.png".into()),
+            change: Some("change.png".into()),
             range: None,
             hillshade: Hillshade::default(),
         }
@@ -315,7 +322,7 @@ impl Outputs {
             picture.save_png(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             report_file(&path);
         }
-        if let Some(name) = &self.erosion {
+        if let Some(name) = &self.change {
             let picture = erosion_map(before, after, None).map_err(|e| e.to_string())?;
             let path = Path::new(&self.dir).join(name);
             picture.save_png(&path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -323,6 +330,55 @@ impl Outputs {
         }
         Ok(())
     }
+}
+
+/// The output layers the tool writes, by name (`--layers`).
+pub const LAYER_NAMES: [&str; 5] = ["flux", "wetness", "sediment", "erosion", "deposition"];
+
+/// The layer `name` as its picture's heights, and how they were made: the
+/// fluxes through `ln(1 + v)` (channels and hillslopes in one picture),
+/// erosion and deposition as they are.
+fn layer_picture(layers: &Layers, name: &str) -> Result<(Heightmap, &'static str), String> {
+    let (grid, log) = match name {
+        "flux" => (layers.flux(), true),
+        "wetness" => (layers.wetness(), true),
+        "sediment" => (layers.sediment_flux(), true),
+        "erosion" => (layers.erosion(), false),
+        "deposition" => (layers.deposition(), false),
+        other => return Err(format!("unknown layer {other:?} (available: {})", LAYER_NAMES.join(", "))),
+    };
+    if !log {
+        return Ok((grid, "height"));
+    }
+    let cells = grid.cells().iter().map(|&v| v.max(0.0).ln_1p()).collect();
+    let picture = Heightmap::from_cells(grid.width(), grid.height(), cells).map_err(|e| e.to_string())?;
+    Ok((picture, "ln(1 + value)"))
+}
+
+/// The range a layer's picture is written on: `[0, its largest value]` (or
+/// `[0, 1]` for an empty layer).
+fn layer_range(picture: &Heightmap) -> HeightRange {
+    let max = picture.cells().iter().fold(0.0_f32, |m, &v| m.max(v));
+    HeightRange { min: 0.0, max: if max > 0.0 { max } else { 1.0 } }
+}
+
+/// Writes each named layer as a 16-bit PNG `<name>.png` in `dir` (see
+/// [`layer_picture`]), printing its mapping, and `splat.png`, an 8-bit RGBA
+/// map of flux, wetness, erosion and deposition, when any layer is named.
+pub fn write_layers(dir: &str, layers: &Layers, names: &[String]) -> Result<(), String> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("{dir}: {e}"))?;
+    for name in names {
+        let (picture, how) = layer_picture(layers, name)?;
+        let range = layer_range(&picture);
+        let path = Path::new(dir).join(format!("{name}.png"));
+        write_heightmap(&path, &picture, range).map_err(|e| format!("{}: {e}", path.display()))?;
+        say!("{name}: {how} on [0, {:.4e}] as 16-bit samples [0, 65535]", range.max);
+        report_file(&path);
+    }
+    Ok(())
 }
 
 fn report_file(path: &Path) {

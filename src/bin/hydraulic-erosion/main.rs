@@ -5,13 +5,19 @@
 //!
 //! ```text
 //! hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--pit-safe] [--thermal | --repose DEG]
-//!     [--threads T] [--out-dir DIR]
+//!     [--layers NAMES] [--threads T] [--out-dir DIR]
 //! ```
 //!
 //! `--thermal` follows the run with a thermal (talus) pass, `ThermalParams`'
 //! defaults (repose 35 degrees, 50 iterations) with cells as wide as the model
 //! sees them (`1 / height_scale` height units); `--repose DEG` does so with
 //! another angle (steep angles trim only cliffs).
+//! `--layers flux,wetness,sediment,erosion,deposition` (any of them) records
+//! the run's output layers (`Layers`) and writes each as a 16-bit PNG of that
+//! name (the fluxes and wetness as `ln(1 + value)`, erosion and deposition as
+//! heights, each on `[0, its largest value]`, printed), and `splat.png`, an
+//! 8-bit RGBA map of flux, wetness, erosion and deposition for texture
+//! splatting. They describe the hydraulic run (not the thermal pass).
 //! `--threads T` runs on `T` threads (`Parallel`, tiles: the same bits for any
 //! `T`); without it, one thread in the fastest mode. Ctrl-C stops the run
 //! cleanly: every droplet under way puts its load down, the map stays balanced,
@@ -28,7 +34,7 @@
 //! 16-bit samples as heights in `[0, 1]`). Defaults: model `physical` with its
 //! landscape preset, seed 1, output directory `out/`, where it writes
 //! `before.png` and `after.png` (16-bit grayscale heightmaps), `after.r32` (the
-//! exact heights), `preview.png` (shaded relief) and `erosion.png` (red eroded,
+//! exact heights), `preview.png` (shaded relief) and `change.png` (red eroded,
 //! blue deposited), and prints what it wrote.
 
 mod common;
@@ -36,9 +42,9 @@ mod common;
 use std::process::ExitCode;
 
 use common::{MODELS, Model, Outputs, say};
-use hydraulic_erosion::{ErosionParams, ReadOptions, ThermalParams, read_heightmap, thermal};
+use hydraulic_erosion::{ErosionParams, Layers, ReadOptions, ThermalParams, read_heightmap, thermal};
 
-const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--pit-safe] [--thermal | --repose DEG] [--threads T] [--out-dir DIR]";
+const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--pit-safe] [--thermal | --repose DEG] [--layers NAMES] [--threads T] [--out-dir DIR]";
 
 struct Args {
     input: Option<String>,
@@ -50,6 +56,8 @@ struct Args {
     /// map's size once it is known.
     per_cell: bool,
     thermal: Option<f32>,
+    /// Output layers to write (`--layers`).
+    layers: Vec<String>,
     out_dir: Option<String>,
 }
 
@@ -62,6 +70,7 @@ fn parse_args() -> Result<Args, String> {
         threads: None,
         per_cell: false,
         thermal: None,
+        layers: Vec::new(),
         out_dir: None,
     };
     let (mut droplets, mut pit_safe, mut preset) = (None, false, "landscape".to_string());
@@ -84,6 +93,15 @@ fn parse_args() -> Result<Args, String> {
                     return Err("--threads must be at least 1".into());
                 }
                 args.threads = Some(threads);
+            }
+            "--layers" => {
+                for name in value()?.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                    if !common::LAYER_NAMES.contains(&name) {
+                        let known = common::LAYER_NAMES.join(", ");
+                        return Err(format!("--layers: unknown layer {name:?} (available: {known})"));
+                    }
+                    args.layers.push(name.to_string());
+                }
             }
             "--out-dir" => args.out_dir = Some(value()?),
             "--help" | "-h" => return Err(format!("{USAGE}\nmodels: {MODELS}")),
@@ -144,7 +162,12 @@ fn run() -> Result<(), String> {
         eprintln!("stopping: the droplets under way put their load down; Ctrl-C again to quit now");
     })
     .map_err(|e| format!("Ctrl-C handler: {e}"))?;
-    let (mut after, outcome) = common::erode(&args.model, &before, args.seed, args.threads.is_some())?;
+    let mut layers = match args.layers.is_empty() {
+        true => None,
+        false => Some(Layers::new(before.width(), before.height()).map_err(|e| e.to_string())?),
+    };
+    let threaded = args.threads.is_some();
+    let (mut after, outcome) = common::erode(&args.model, &before, args.seed, threaded, layers.as_mut())?;
     if let Some(repose_angle) = args.thermal {
         // Cells as wide as the model sees them (`1 / height_scale`).
         let cell_size = 1.0 / args.model.height_scale().max(1e-6);
@@ -163,7 +186,11 @@ fn run() -> Result<(), String> {
     if let Some(dir) = args.out_dir {
         outputs.dir = dir;
     }
-    outputs.write(&before, &after, &outcome)
+    outputs.write(&before, &after, &outcome)?;
+    match &layers {
+        Some(layers) => common::write_layers(&outputs.dir, layers, &args.layers),
+        None => Ok(()),
+    }
 }
 
 fn main() -> ExitCode {

@@ -1,0 +1,209 @@
+//! Output layers: what a run leaves besides the heights (water flux, wetness,
+//! sediment flux, erosion and deposition), recorded only when asked for.
+
+use alloc::vec::Vec;
+
+use crate::error::{Error, GridError};
+use crate::grid::{Grid, GridMut, GridRef, Heightmap, cell_count, try_filled};
+
+/// One cell's tracks, `[flux, wetness, sediment flux]` (see [`Layers`]).
+pub(crate) type Track = [f32; 3];
+
+/// Adds a traveller's passage to `track`: `water * dt` to the wetness always,
+/// and `water` and `sediment` to the fluxes when it `crossed` out of the cell.
+#[inline(always)]
+pub(crate) fn add(track: &mut Track, water: f32, dt: f32, sediment: f64, crossed: bool) {
+    track[1] += water * dt;
+    if crossed {
+        track[0] += water;
+        track[2] += sediment as f32;
+    }
+}
+
+/// The output layers of one or more runs, for texturing and for placing
+/// rivers. Pass them to a run with
+/// [`RunOptions::with_layers`](crate::RunOptions::with_layers); a run without
+/// them records nothing and costs nothing more. Every simulator fills them, in
+/// every mode and in [`Parallel`](crate::Parallel) runs, deterministically:
+/// the same bits for the same run on any number of threads. Successive runs
+/// add up (call [`clear`](Self::clear) to start over).
+///
+/// | layer | what each cell holds | unit |
+/// | --- | --- | --- |
+/// | [`flux`](Self::flux) | the water that crossed the cell: each droplet's water as it moved out of it | droplet water (a droplet starts with 1) |
+/// | [`wetness`](Self::wetness) | the water present over time: each step's water times its `dt` | water x time |
+/// | [`sediment_flux`](Self::sediment_flux) | the sediment carried out of the cell | height x cell area |
+/// | [`erosion`](Self::erosion) | the height the cell lost, net, over the runs | height |
+/// | [`deposition`](Self::deposition) | the height the cell gained, net, over the runs | height |
+///
+/// A cell is either eroded or built up, never both: after one run,
+/// `deposition - erosion` is the cell's height change (`after - before` in
+/// `f32`), bit for bit. The fluxes are sums over the run: divide by
+/// [`droplets`](Self::droplets) for a per-droplet figure, and map them through
+/// a logarithm (`ln(1 + flux)`) to show channels and slopes in one picture.
+///
+/// [`Hydrology`](crate::Hydrology) counts its particles' visits the same way,
+/// its water being a particle's volume; its own stream and pool maps (moving
+/// averages) stay where they are.
+///
+/// ```
+/// use hydraulic_erosion::{ErosionParams, Layers, Physical, RunOptions, Simulator, fbm_terrain};
+/// use rand_xoshiro::Xoshiro256StarStar;
+/// use rand_core::SeedableRng;
+///
+/// let mut map = fbm_terrain(64, 64, 1)?;
+/// let before = map.clone();
+/// let mut layers = Layers::new(64, 64)?;
+/// let mut physical = Physical::new(ErosionParams { droplets: 2_000, ..ErosionParams::default() })?;
+/// let mut rng = Xoshiro256StarStar::seed_from_u64(7);
+/// physical.run_with(map.view_mut(), &mut rng, RunOptions::default().with_layers(&mut layers))?;
+/// let (erosion, deposition) = (layers.erosion(), layers.deposition());
+/// for i in 0..map.len() {
+///     assert_eq!(deposition.cells()[i] - erosion.cells()[i], map.cells()[i] - before.cells()[i]);
+/// }
+/// assert!(layers.flux().sum() > 0.0);
+/// # Ok::<(), hydraulic_erosion::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Layers {
+    width: usize,
+    height: usize,
+    tracks: Vec<Track>,
+    /// The net height change of each cell over the recorded runs.
+    change: Vec<f64>,
+    /// The map as the current run found it.
+    before: Vec<f32>,
+    droplets: u64,
+}
+
+/// Layers are equal when they hold the same records (the working copy of the
+/// map a run keeps does not count).
+impl PartialEq for Layers {
+    fn eq(&self, other: &Self) -> bool {
+        (self.width, self.height, self.droplets) == (other.width, other.height, other.droplets)
+            && self.tracks == other.tracks
+            && self.change == other.change
+    }
+}
+
+impl Layers {
+    /// Empty layers for maps of `width x height` cells.
+    ///
+    /// # Errors
+    /// [`GridError::Empty`] or [`GridError::TooLarge`] for an invalid size,
+    /// [`GridError::OutOfMemory`] if the layers cannot be allocated.
+    pub fn new(width: usize, height: usize) -> Result<Self, GridError> {
+        let len = cell_count(width, height)?;
+        Ok(Self {
+            width,
+            height,
+            tracks: try_filled(len, [0.0; 3])?,
+            change: try_filled(len, 0.0)?,
+            before: try_filled(len, 0.0)?,
+            droplets: 0,
+        })
+    }
+
+    /// Width in cells.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Height in cells.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// The droplets (or snowballs, or particles) of the recorded runs.
+    pub fn droplets(&self) -> u64 {
+        self.droplets
+    }
+
+    /// Forgets every recorded run.
+    pub fn clear(&mut self) {
+        self.tracks.fill([0.0; 3]);
+        self.change.fill(0.0);
+        self.droplets = 0;
+    }
+
+    /// Water flux: the water that crossed each cell, in droplet water.
+    pub fn flux(&self) -> Heightmap {
+        self.track(0)
+    }
+
+    /// Wetness: the water present in each cell over time (water x `dt`).
+    pub fn wetness(&self) -> Heightmap {
+        self.track(1)
+    }
+
+    /// Sediment flux: the sediment carried out of each cell.
+    pub fn sediment_flux(&self) -> Heightmap {
+        self.track(2)
+    }
+
+    /// Erosion: the height each cell lost, net (0 where it gained).
+    pub fn erosion(&self) -> Heightmap {
+        self.net(|change| (-change).max(0.0))
+    }
+
+    /// Deposition: the height each cell gained, net (0 where it lost).
+    pub fn deposition(&self) -> Heightmap {
+        self.net(|change| change.max(0.0))
+    }
+
+    fn track(&self, layer: usize) -> Heightmap {
+        self.grid(self.tracks.iter().map(|t| t[layer]).collect())
+    }
+
+    fn net(&self, part: impl Fn(f64) -> f64) -> Heightmap {
+        // `after - before` is exact in f64 for every pair of f32 heights whose
+        // exponents are within 29 of each other, so one run's change rounds to
+        // f32's own `after - before`.
+        self.grid(self.change.iter().map(|&c| part(c) as f32).collect())
+    }
+
+    fn grid(&self, cells: Vec<f32>) -> Heightmap {
+        Grid::new_unchecked(self.width, self.height, cells)
+    }
+
+    /// Checks that `map` fits and keeps its heights, at the start of a run.
+    pub(crate) fn begin(&mut self, map: GridRef<'_>) -> Result<(), GridError> {
+        if (map.width(), map.height()) != (self.width, self.height) {
+            return Err(GridError::size_mismatch((self.width, self.height), (map.width(), map.height())));
+        }
+        self.before.copy_from_slice(map.cells());
+        Ok(())
+    }
+
+    /// Books the run's height changes and its `droplets`, at its end.
+    pub(crate) fn end(&mut self, map: GridRef<'_>, droplets: u64) {
+        for ((change, &before), &after) in self.change.iter_mut().zip(&self.before).zip(map.cells()) {
+            *change += f64::from(after) - f64::from(before);
+        }
+        self.droplets += droplets;
+    }
+
+    /// The per-cell tracks, for the kernels to add to.
+    pub(crate) fn tracks_mut(&mut self) -> &mut [Track] {
+        &mut self.tracks
+    }
+}
+
+/// Runs `run` on `map`, recording into `layers` when given: checks their
+/// size, keeps the map's heights, hands the run the tracks, and books the
+/// height changes and the report's `droplets` after it. Without layers the
+/// run gets no tracks and nothing else happens.
+pub(crate) fn record<R>(
+    layers: Option<&mut Layers>,
+    map: &mut GridMut<'_>,
+    droplets: impl Fn(&R) -> u64,
+    run: impl FnOnce(&mut GridMut<'_>, Option<&mut [Track]>) -> Result<R, Error>,
+) -> Result<R, Error> {
+    let Some(layers) = layers else {
+        return run(map, None);
+    };
+    layers.begin(map.view())?;
+    let report = run(map, Some(layers.tracks_mut()))?;
+    layers.end(map.view(), droplets(&report));
+    Ok(report)
+}
