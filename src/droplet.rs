@@ -58,4 +58,8 @@ pub enum Fate {
     /// The caller stopped it (a [`DropletTrace`](crate::DropletTrace) dropped
     /// before its end); it put its load down where it stood.
     Stopped,
+    /// Its next step would have entered a cell the active mask keeps
+    /// unchanged (see [`Controls`](crate::Controls)); it stopped at the centre
+    /// of the cell it was in and put its load down there.
+    Masked,
 }

@@ -55,8 +55,10 @@
 //! - [`ErosionReport`] and [`MassBalance`]: what a run did, and the conservation
 //!   check downstream property tests need.
 //! - Heightmap files ([`Format`]): raw r16 and r32 ([`decode_r16`],
-//!   [`encode_r32`], ...), 16-bit PNG with the `png` feature, an explicit
-//!   [`HeightRange`] for 16-bit samples, typed [`IoError`]s; previews
+//!   [`encode_r32`], ...), 16-bit PNG with the `png` feature, single-channel
+//!   EXR (`f32` or `f16`) with the `exr` feature, an explicit [`HeightRange`]
+//!   for 16- and 8-bit samples, layers as 8-bit PNGs and RGBA splat maps
+//!   ([`splat_rgba8`]), typed [`IoError`]s; previews
 //!   ([`Hillshade`] with [`Overlays`], [`erosion_map`]) as [`RgbImage`]s.
 //! - `Parallel` (feature `parallel`): any `Tiled` simulator ([`Physical`],
 //!   [`Snowball`], [`Hydrology`]) on the caller's rayon pool, in coloured tiles
@@ -120,7 +122,9 @@
 //!   `no_std` + `alloc` without `std`). Both give identical bits.
 //! - `serde`: `Serialize`/`Deserialize` for params, reports, samplers and grids.
 //! - `noise` (implies `std`): the `NoiseTerrain` generators.
-//! - `png` (implies `std`): 16-bit grayscale PNG heightmaps and RGB PNG previews.
+//! - `png` (implies `std`): 16-bit grayscale PNG heightmaps, 8-bit grayscale
+//!   layers, RGBA splat maps and RGB PNG previews.
+//! - `exr` (implies `std`): single-channel EXR heightmaps (`f32` or `f16`).
 //! - `parallel` (implies `std`): `Parallel`, deterministic multi-threaded runs on
 //!   the caller's rayon pool.
 #![no_std]
@@ -135,6 +139,7 @@ mod balance;
 mod blur;
 mod carry;
 mod channels;
+mod controls;
 mod droplet;
 mod error;
 mod exact;
@@ -169,6 +174,7 @@ mod window;
 pub use balance::MassBalance;
 pub use blur::{BlurParams, BlurReport, blur};
 pub use channels::Channels;
+pub use controls::Controls;
 pub use droplet::{Droplet, Fate};
 pub use error::{Error, GridError, ParamError};
 #[cfg(feature = "noise")]
@@ -177,10 +183,12 @@ pub use grid::{Grid, GridMut, GridRef, Heightmap, MAX_SIDE};
 pub use hydrology::{Hydrology, HydrologyParams, HydrologyReport, PhaseTimes};
 pub use io::{
     DEFAULT_MAX_CELLS, Format, HeightRange, IoError, ReadOptions, decode_r16, decode_r32, encode_r16,
-    encode_r32,
+    encode_r32, splat_rgba8,
 };
+#[cfg(feature = "exr")]
+pub use io::{ExrSample, decode_exr, encode_exr};
 #[cfg(feature = "png")]
-pub use io::{decode_png, encode_png};
+pub use io::{decode_png, encode_png, encode_png8, encode_splat_png};
 #[cfg(feature = "std")]
 pub use io::{read_heightmap, write_heightmap};
 pub use layers::Layers;

@@ -10,16 +10,19 @@ use rayon::prelude::*;
 use crate::blur::{BlurParams, blur_cells, blur_scratch};
 use crate::carry;
 use crate::channels::Channels;
+use crate::controls::{Gate, Starts};
 use crate::error::{Error, GridError, ParamError, check};
 use crate::grid::{Grid, GridMut, Heightmap, try_copy, try_filled};
+use crate::hydrology::HYDROLOGY_CONTROLS;
 use crate::hydrology::{Hydrology, HydrologyReport};
 use crate::layers::{self, Track};
 use crate::normal::NormalSampler;
 use crate::params::ErosionParams;
-use crate::physical::{Physical, landscape_tiled, tiled};
+use crate::physical::{Extras, Physical, landscape_tiled, tiled};
 use crate::progress::{Progress, Silent, Ticker};
 use crate::report::ErosionReport;
 use crate::simulator::{Mode, RunOptions, Simulator};
+use crate::snowball::SNOWBALL_CONTROLS;
 use crate::snowball::{Snowball, SnowballParams};
 use crate::tiles;
 
@@ -302,14 +305,17 @@ impl Parallel {
         rng: &mut dyn Rng,
         options: RunOptions<'_>,
     ) -> Result<M::Report, Error> {
-        let RunOptions { progress, mode, layers } = options;
-        // Drawn before any check, as before layers existed.
+        let RunOptions { progress, mode, layers, controls } = options;
+        // Drawn before any check, as before layers and controls existed.
         let seed = rng.next_u64();
         let mut silent = Silent;
         let progress = progress.unwrap_or(&mut silent);
+        controls.validate(map.width(), map.height())?;
+        let starts = Starts::new(&controls, map.width(), map.height())?;
         let droplets = |r: &M::Report| r.as_ref().droplets;
         layers::record(layers, &mut map, droplets, |map, tracks| {
-            model.run_parallel(self, map, seed, progress, mode, tracks)
+            let extras = Extras { tracks, gate: Gate::of(&controls), starts: Some(&starts) };
+            model.run_parallel(self, map, seed, progress, mode, extras)
         })
     }
 
@@ -350,7 +356,7 @@ impl Parallel {
         seed: u64,
         progress: &mut P,
         lockstep: bool,
-        tracks: Option<&mut [Track]>,
+        extras: Extras<'_>,
     ) -> Result<ErosionReport, GridError>
     where
         S: NormalSampler + Clone + Send + Sync,
@@ -366,20 +372,21 @@ impl Parallel {
             let tiling =
                 tiled::Tiling { tile: p.tile_size as usize, sweep: u64::from(p.sweep_size), lockstep };
             let eight_facet = Physical::new(base).expect("validated params");
-            let report = tiled::run(&eight_facet, map, seed, tiling, &mut ticker, stream_seed, tracks);
+            let report = tiled::run(&eight_facet, map, seed, tiling, &mut ticker, stream_seed, extras);
             ticker.finish(report.droplets);
             return Ok(report);
         }
         let (mut report, remainder) =
-            self.drive(map, total, seed, progress, tracks, |copy, count, rng, tracks| {
+            self.drive(map, total, seed, progress, extras.tracks, |copy, count, rng, tracks| {
                 let droplets = u32::try_from(count).unwrap_or(u32::MAX);
                 let batch =
                     Physical::with_sampler(ErosionParams { droplets, ..base }, physical.sampler().clone())
                         .expect("a batch's params are the validated params with fewer droplets");
+                let extras = Extras { tracks, ..Extras::default() };
                 let result = if lockstep {
-                    batch.run_lockstep(copy, rng, &mut Silent, tracks)
+                    batch.run_lockstep(copy, rng, &mut Silent, extras)
                 } else {
-                    batch.run_sequential(copy, rng, &mut Silent, tracks)
+                    batch.run_sequential(copy, rng, &mut Silent, extras)
                 };
                 result.expect("the frozen map is finite")
             })?;
@@ -401,7 +408,7 @@ impl Parallel {
         map: &mut GridMut<'_>,
         seed: u64,
         progress: &mut P,
-        tracks: Option<&mut [Track]>,
+        extras: Extras<'_>,
     ) -> Result<ErosionReport, Error>
     where
         S: NormalSampler + Clone + Send + Sync,
@@ -429,7 +436,7 @@ impl Parallel {
             tiling,
             &mut ticker,
             |round| stream_seed(seed, round),
-            tracks,
+            extras,
         )?;
         ticker.finish(report.droplets);
         Ok(report)
@@ -601,7 +608,7 @@ mod sealed {
             seed: u64,
             progress: &mut dyn Progress,
             mode: Mode,
-            tracks: Option<&mut [Track]>,
+            extras: Extras<'_>,
         ) -> Result<Self::Report, Error>;
     }
 
@@ -613,12 +620,16 @@ mod sealed {
             seed: u64,
             progress: &mut dyn Progress,
             mode: Mode,
-            tracks: Option<&mut [Track]>,
+            extras: Extras<'_>,
         ) -> Result<ErosionReport, Error> {
             if let Some(channels) = self.params().channels {
-                return parallel.physical_landscape(self, channels, map, seed, progress, tracks);
+                return parallel.physical_landscape(self, channels, map, seed, progress, extras);
             }
-            Ok(parallel.physical(self, map, seed, progress, mode != Mode::Sequential, tracks)?)
+            let tiled = parallel.params.layout == Layout::Tiles && self.sampler().lane_kernel().is_some();
+            if extras.steers() && !tiled {
+                return Err(ParamError::new("controls", "none in Parallel batches: tiles take them").into());
+            }
+            Ok(parallel.physical(self, map, seed, progress, mode != Mode::Sequential, extras)?)
         }
     }
 
@@ -630,9 +641,12 @@ mod sealed {
             seed: u64,
             progress: &mut dyn Progress,
             _: Mode,
-            tracks: Option<&mut [Track]>,
+            extras: Extras<'_>,
         ) -> Result<ErosionReport, Error> {
-            Ok(parallel.snowball(self, map, seed, progress, tracks)?)
+            if extras.steers() {
+                return Err(ParamError::new("controls", SNOWBALL_CONTROLS).into());
+            }
+            Ok(parallel.snowball(self, map, seed, progress, extras.tracks)?)
         }
     }
 
@@ -644,10 +658,13 @@ mod sealed {
             seed: u64,
             progress: &mut dyn Progress,
             _: Mode,
-            tracks: Option<&mut [Track]>,
+            extras: Extras<'_>,
         ) -> Result<HydrologyReport, Error> {
+            if extras.steers() {
+                return Err(ParamError::new("controls", HYDROLOGY_CONTROLS).into());
+            }
             let tile = parallel.params.tile_size as usize;
-            Ok(self.run_tiled(map, seed, tile, progress, stream_seed, tracks)?)
+            Ok(self.run_tiled(map, seed, tile, progress, stream_seed, extras.tracks)?)
         }
     }
 }

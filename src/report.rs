@@ -35,6 +35,9 @@ pub struct ErosionReport {
     pub stopped: u64,
     /// Droplets (snowballs) that came to rest on flat ground.
     pub flat: u64,
+    /// Droplets stopped at the edge of the active mask ([`Controls`](crate::Controls)).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub masked: u64,
     /// Whether a [`Progress`](crate::Progress) callback stopped the run early;
     /// the counts above are then those of the work done.
     pub cancelled: bool,
@@ -54,6 +57,7 @@ impl ErosionReport {
         self.unstable += other.unstable;
         self.stopped += other.stopped;
         self.flat += other.flat;
+        self.masked += other.masked;
         self.cancelled |= other.cancelled;
     }
 
@@ -72,6 +76,7 @@ impl ErosionReport {
             Fate::Unstable => self.unstable += 1,
             Fate::Stopped => self.stopped += 1,
             Fate::Flat => self.flat += 1,
+            Fate::Masked => self.masked += 1,
         }
     }
 

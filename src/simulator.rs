@@ -6,6 +6,7 @@ use core::fmt;
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256StarStar;
 
+use crate::controls::Controls;
 use crate::error::Error;
 use crate::grid::{Grid, GridMut};
 use crate::layers::Layers;
@@ -65,6 +66,9 @@ pub struct RunOptions<'p> {
     /// Output layers to record the run into (see [`Layers`]); `None` (the
     /// default) records nothing. They must have the map's size.
     pub layers: Option<&'p mut Layers>,
+    /// Maps that steer the run (active mask, rain, erodibility; see
+    /// [`Controls`]); none by default.
+    pub controls: Controls<'p>,
 }
 
 impl<'p> RunOptions<'p> {
@@ -76,6 +80,11 @@ impl<'p> RunOptions<'p> {
     /// These options, in `mode`.
     pub fn with_mode(self, mode: Mode) -> Self {
         Self { mode, ..self }
+    }
+
+    /// These options, steered by `controls`.
+    pub fn with_controls(self, controls: Controls<'p>) -> Self {
+        Self { controls, ..self }
     }
 
     /// These options, recording the run's output layers into `layers` (added
@@ -91,6 +100,7 @@ impl fmt::Debug for RunOptions<'_> {
             .field("progress", &self.progress.as_ref().map(|_| "dyn Progress"))
             .field("mode", &self.mode)
             .field("layers", &self.layers.as_ref().map(|l| (l.width(), l.height())))
+            .field("controls", &self.controls)
             .finish()
     }
 }

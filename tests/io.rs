@@ -7,6 +7,9 @@ use hydraulic_erosion::{
 };
 use proptest::prelude::*;
 
+mod common;
+use common::{arb_mutation, mutate};
+
 /// Half a 16-bit step of `range`, plus one `f32` rounding of the result.
 fn half_step(range: HeightRange) -> f32 {
     (range.max - range.min) / 131_070.0 + range.max.abs().max(range.min.abs()) * f32::EPSILON
@@ -310,36 +313,6 @@ fn seed_files() -> Vec<(Format, Vec<u8>)> {
 /// A decoded map is never bigger than the file could hold.
 fn plausible(result: &Result<Heightmap, IoError>, bytes: &[u8]) -> bool {
     result.as_ref().map_or(true, |map| map.len() <= bytes.len().max(1) * 1032)
-}
-
-#[derive(Clone, Debug)]
-enum Mutation {
-    Flip(usize, u8),
-    Truncate(usize),
-    Insert(usize, Vec<u8>),
-}
-
-fn arb_mutation() -> impl Strategy<Value = Mutation> {
-    prop_oneof![
-        (any::<usize>(), 1..=255_u8).prop_map(|(i, x)| Mutation::Flip(i, x)),
-        any::<usize>().prop_map(Mutation::Truncate),
-        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..16)).prop_map(|(i, b)| Mutation::Insert(i, b)),
-    ]
-}
-
-fn mutate(bytes: &mut Vec<u8>, mutations: &[Mutation]) {
-    for m in mutations {
-        let len = bytes.len().max(1);
-        match m {
-            Mutation::Flip(i, x) if !bytes.is_empty() => bytes[i % len] ^= x,
-            Mutation::Truncate(i) => bytes.truncate(i % len),
-            Mutation::Insert(i, b) => {
-                let at = i % (bytes.len() + 1);
-                bytes.splice(at..at, b.iter().copied());
-            }
-            Mutation::Flip(..) => {}
-        }
-    }
 }
 
 proptest! {

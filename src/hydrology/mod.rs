@@ -358,6 +358,9 @@ impl Hydrology {
     }
 }
 
+/// What `Hydrology` says of [`Controls`](crate::Controls) it is given.
+pub(crate) const HYDROLOGY_CONTROLS: &str = "none with Hydrology (not yet supported)";
+
 impl Simulator for Hydrology {
     type Report = HydrologyReport;
 
@@ -380,7 +383,8 @@ impl Simulator for Hydrology {
         rng: &mut dyn Rng,
         options: RunOptions<'_>,
     ) -> Result<HydrologyReport, Error> {
-        let RunOptions { progress, layers, .. } = options;
+        let RunOptions { progress, layers, controls, .. } = options;
+        controls.refuse(HYDROLOGY_CONTROLS)?;
         let mut silent = Silent;
         let progress = progress.unwrap_or(&mut silent);
         let droplets = |r: &HydrologyReport| r.erosion.droplets;

@@ -1,6 +1,6 @@
 //! What can go wrong reading or writing a heightmap file.
 
-#[cfg(feature = "png")]
+#[cfg(any(feature = "png", feature = "exr"))]
 use alloc::string::String;
 
 use crate::error::{GridError, ParamError};
@@ -10,7 +10,7 @@ use crate::error::{GridError, ParamError};
 /// Every decoder returns one of these for bad input, never panics, and checks
 /// sizes before it allocates, so a truncated, corrupt or hostile file costs at
 /// most a buffer the size of the file itself (raw formats) or of the size its
-/// header claims within the limit (PNG).
+/// header claims within the limit (PNG, EXR).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum IoError {
@@ -63,7 +63,9 @@ pub enum IoError {
         limit: u64,
     },
     /// The size or the cells are not a valid grid (an empty size, a NaN or
-    /// infinite `f32` in an r32 file, or a map with non-finite cells to write).
+    /// infinite `f32` in an r32 or EXR file, a cell an EXR file leaves out, a
+    /// map with non-finite cells to write, or layers of different sizes for a
+    /// splat map).
     #[error(transparent)]
     Grid(#[from] GridError),
     /// The [`HeightRange`](crate::HeightRange) is invalid.
@@ -73,6 +75,10 @@ pub enum IoError {
     #[cfg(feature = "png")]
     #[error("png: {0}")]
     Png(String),
+    /// The `exr` crate rejected the file (or could not encode), with its message.
+    #[cfg(feature = "exr")]
+    #[error("exr: {0}")]
+    Exr(String),
     /// Reading or writing the file failed.
     #[cfg(feature = "std")]
     #[error(transparent)]

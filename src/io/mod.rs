@@ -1,21 +1,28 @@
 //! Heightmap files: raw r16 and r32 by hand (no `std` needed), 16-bit PNG with the
-//! `png` feature, and path and stream helpers with `std`.
+//! `png` feature, EXR with the `exr` feature, and path and stream helpers with
+//! `std`; layers as 8-bit PNGs and RGBA splat maps for engines.
 
 mod error;
+#[cfg(feature = "exr")]
+mod exr;
 #[cfg(feature = "png")]
 mod png;
 mod range;
 mod raw;
+mod splat;
 
 use alloc::vec::Vec;
 
 pub use error::IoError;
+#[cfg(feature = "exr")]
+pub use exr::{ExrSample, decode_exr, encode_exr};
 #[cfg(feature = "png")]
 pub(crate) use png::encode_rgb8;
 #[cfg(feature = "png")]
-pub use png::{decode_png, encode_png};
+pub use png::{decode_png, encode_png, encode_png8, encode_splat_png};
 pub use range::HeightRange;
 pub use raw::{decode_r16, decode_r32, encode_r16, encode_r32};
+pub use splat::splat_rgba8;
 
 use crate::error::GridError;
 use crate::grid::{Grid, Heightmap, MAX_SIDE};
@@ -31,6 +38,7 @@ pub const DEFAULT_MAX_CELLS: usize = 1 << 28;
 /// | `R16` | 2, `u16` | little-endian | `[min, max]` of a [`HeightRange`] on `[0, 65535]` |
 /// | `R32` | 4, IEEE 754 `f32` | little-endian | as they are, lossless |
 /// | `Png` | 16-bit grayscale | big-endian (PNG's) | as `R16`; 8-bit gray is read as `v * 257` |
+/// | `Exr` | one channel `Y`, `f32` (or `f16`) | little-endian (EXR's) | as they are; `f32` lossless |
 ///
 /// Raw formats have no header: their size is given, or taken as a square.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -43,11 +51,14 @@ pub enum Format {
     R32,
     /// 16-bit grayscale PNG ([`decode_png`], needs the `png` feature); extension `png`.
     Png,
+    /// Single-channel EXR (`decode_exr`, needs the `exr` feature): written as
+    /// `f32`, read from `f32`, `f16` or `u32` samples; extension `exr`.
+    Exr,
 }
 
 impl Format {
     /// The format for a file extension (without the dot, any case): `r16` and `raw`
-    /// (Unity's and Unreal's 16-bit raw), `r32` and `f32`, `png`.
+    /// (Unity's and Unreal's 16-bit raw), `r32` and `f32`, `png`, `exr`.
     pub fn from_extension(extension: &str) -> Option<Self> {
         let is = |name: &str| extension.eq_ignore_ascii_case(name);
         if is("r16") || is("raw") {
@@ -56,6 +67,8 @@ impl Format {
             Some(Self::R32)
         } else if is("png") {
             Some(Self::Png)
+        } else if is("exr") {
+            Some(Self::Exr)
         } else {
             None
         }
@@ -67,11 +80,12 @@ impl Format {
         path.extension().and_then(|e| e.to_str()).and_then(Self::from_extension)
     }
 
-    /// Bytes a cell takes in the raw formats (2 for PNG's samples).
+    /// Bytes a cell takes in the raw formats (2 for PNG's samples, 4 for EXR's
+    /// `f32` samples as written).
     pub const fn bytes_per_cell(self) -> usize {
         match self {
             Self::R16 | Self::Png => 2,
-            Self::R32 => 4,
+            Self::R32 | Self::Exr => 4,
         }
     }
 
@@ -81,13 +95,19 @@ impl Format {
     /// As the format's decoder; [`IoError::UnknownSize`] for a raw file without
     /// [`ReadOptions::size`] that is not square; [`IoError::TooLarge`] over
     /// [`ReadOptions::max_cells`]; [`IoError::Unsupported`] for PNG without the `png`
-    /// feature.
+    /// feature and for EXR without the `exr` feature.
     pub fn decode(self, bytes: &[u8], options: &ReadOptions) -> Result<Heightmap, IoError> {
         if self == Self::Png {
             #[cfg(feature = "png")]
             return decode_png(bytes, options.range, options.max_cells);
             #[cfg(not(feature = "png"))]
             return Err(IoError::Unsupported("PNG needs the `png` feature"));
+        }
+        if self == Self::Exr {
+            #[cfg(feature = "exr")]
+            return decode_exr(bytes, options.max_cells);
+            #[cfg(not(feature = "exr"))]
+            return Err(IoError::Unsupported("EXR needs the `exr` feature"));
         }
         let (width, height) = match options.size {
             Some([width, height]) => (width, height),
@@ -103,11 +123,12 @@ impl Format {
         }
     }
 
-    /// Writes `map` in this format (`range` is used by R16 and PNG, ignored by R32).
+    /// Writes `map` in this format (`range` is used by R16 and PNG, ignored by R32
+    /// and EXR, which is written as `f32`: `ExrSample::F32`).
     ///
     /// # Errors
     /// As the format's encoder; [`IoError::Unsupported`] for PNG without the `png`
-    /// feature.
+    /// feature and for EXR without the `exr` feature.
     pub fn encode<S: AsRef<[f32]>>(self, map: &Grid<S>, range: HeightRange) -> Result<Vec<u8>, IoError> {
         match self {
             Self::R16 => encode_r16(map, range),
@@ -116,16 +137,22 @@ impl Format {
             Self::Png => encode_png(map, range),
             #[cfg(not(feature = "png"))]
             Self::Png => Err(IoError::Unsupported("PNG needs the `png` feature")),
+            #[cfg(feature = "exr")]
+            Self::Exr => encode_exr(map, ExrSample::F32),
+            #[cfg(not(feature = "exr"))]
+            Self::Exr => Err(IoError::Unsupported("EXR needs the `exr` feature")),
         }
     }
 
     /// The most bytes a file of this format within `max_cells` cells can take: the
-    /// raw size, plus for PNG room for incompressible data and chunks.
+    /// raw size, plus for PNG room for incompressible data and chunks, and for EXR
+    /// room for four uncompressed `f32` channels (RGBA), headers and offset tables.
     #[cfg(feature = "std")]
     fn byte_limit(self, max_cells: usize) -> u64 {
         let raw = (max_cells as u64).saturating_mul(self.bytes_per_cell() as u64);
         match self {
             Self::Png => raw.saturating_add(raw / 64).saturating_add(1 << 24),
+            Self::Exr => raw.saturating_mul(4).saturating_add(raw / 64).saturating_add(1 << 24),
             _ => raw,
         }
     }
@@ -170,10 +197,11 @@ impl Format {
 #[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
 pub struct ReadOptions {
     /// `[width, height]` of a raw (r16, r32) file, which has no header. Default
-    /// `None`: the file is taken as a square, its side from its length. PNG
-    /// ignores it (its header has the size).
+    /// `None`: the file is taken as a square, its side from its length. PNG and
+    /// EXR ignore it (their headers have the size).
     pub size: Option<[usize; 2]>,
-    /// The heights of 16-bit samples (r16 and PNG); r32 ignores it. Default `[0, 1]`.
+    /// The heights of 16-bit samples (r16 and PNG); r32 and EXR (floats) ignore
+    /// it. Default `[0, 1]`.
     pub range: HeightRange,
     /// The most cells a file may have, checked before anything is allocated.
     /// Default [`DEFAULT_MAX_CELLS`].
@@ -205,12 +233,13 @@ pub fn read_heightmap(
 ) -> Result<Heightmap, IoError> {
     let path = path.as_ref();
     let format = Format::from_path(path)
-        .ok_or(IoError::Unsupported("unknown extension: use r16, raw, r32, f32 or png"))?;
+        .ok_or(IoError::Unsupported("unknown extension: use r16, raw, r32, f32, png or exr"))?;
     format.read(std::io::BufReader::new(std::fs::File::open(path)?), options)
 }
 
 /// Writes `map` to `path`, its format from its extension (see
-/// [`Format::from_extension`]); `range` maps heights for r16 and PNG.
+/// [`Format::from_extension`]); `range` maps heights for r16 and PNG (EXR is
+/// written as `f32`, without one).
 ///
 /// # Errors
 /// [`IoError::Unsupported`] for an unknown extension, otherwise as [`Format::write`].
@@ -222,7 +251,7 @@ pub fn write_heightmap<S: AsRef<[f32]>>(
 ) -> Result<(), IoError> {
     let path = path.as_ref();
     let format = Format::from_path(path)
-        .ok_or(IoError::Unsupported("unknown extension: use r16, raw, r32, f32 or png"))?;
+        .ok_or(IoError::Unsupported("unknown extension: use r16, raw, r32, f32, png or exr"))?;
     format.write(std::io::BufWriter::new(std::fs::File::create(path)?), map, range)
 }
 

@@ -1,13 +1,13 @@
-//! 16-bit grayscale PNG heightmaps (and the previews' RGB PNGs) through the `png`
-//! crate.
+//! 16-bit grayscale PNG heightmaps, 8-bit grayscale layers and RGBA splat maps
+//! (and the previews' RGB PNGs) through the `png` crate.
 
 use alloc::string::ToString;
 use alloc::vec;
 use alloc::vec::Vec;
 use std::io::Cursor;
 
-use super::{HeightRange, IoError, checked_cells};
-use crate::grid::{Grid, Heightmap};
+use super::{HeightRange, IoError, checked_cells, splat_rgba8};
+use crate::grid::{Grid, Heightmap, try_filled};
 
 /// Deflate's largest compression ratio (a 258-byte match in two bits): no PNG can
 /// decode to more than this many bytes per byte of file.
@@ -93,6 +93,63 @@ pub fn encode_png<S: AsRef<[f32]>>(map: &Grid<S>, range: HeightRange) -> Result<
     map.check_finite()?;
     let data: Vec<u8> = map.cells().iter().flat_map(|&h| range.sample_of(h).to_be_bytes()).collect();
     encode(map.width(), map.height(), png::ColorType::Grayscale, png::BitDepth::Sixteen, &data)
+}
+
+/// Writes `map` as an 8-bit grayscale PNG: each value clamped into `range` and
+/// rounded to the nearest of 256 levels, `round(255 * (v - min) / (max - min))`
+/// half up ([`HeightRange::sample8_of`]). For layers and masks (flux, wetness,
+/// erosion) that an engine reads as an 8-bit texture; heights want the 65536
+/// levels of [`encode_png`]. [`decode_png`] reads it back within half an 8-bit
+/// step, `(max - min) / 510` (plus one `f32` rounding).
+///
+/// ```
+/// use hydraulic_erosion::{DEFAULT_MAX_CELLS, HeightRange, Heightmap, decode_png, encode_png8};
+///
+/// let range = HeightRange { min: 0.0, max: 10.0 };
+/// let layer = Heightmap::from_cells(3, 1, vec![0.0, 2.5, 12.0])?; // 12 is clamped to 10
+/// let png = encode_png8(&layer, range)?;
+/// let back = decode_png(&png, range, DEFAULT_MAX_CELLS)?;
+/// assert_eq!(back.cells()[0], 0.0);
+/// assert!((back.cells()[1] - 2.5).abs() <= 10.0 / 510.0); // sample 64: 2.5098
+/// assert_eq!(back.cells()[2], 10.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// [`IoError::Param`] for an invalid `range`, [`IoError::Grid`] if a cell is not
+/// finite, [`IoError::Png`] if the encoder fails.
+pub fn encode_png8<S: AsRef<[f32]>>(map: &Grid<S>, range: HeightRange) -> Result<Vec<u8>, IoError> {
+    range.validate()?;
+    map.check_finite()?;
+    let mut data = try_filled(map.len(), 0_u8)?;
+    for (sample, &v) in data.iter_mut().zip(map.cells()) {
+        *sample = range.sample8_of(v);
+    }
+    encode(map.width(), map.height(), png::ColorType::Grayscale, png::BitDepth::Eight, &data)
+}
+
+/// Writes four layers as an 8-bit RGBA PNG splat map: the pixels of
+/// [`splat_rgba8`] (red from `layers[0]` through alpha from `layers[3]`, each on
+/// its own range). PNG stores alpha straight (not premultiplied), so the colour
+/// channels keep their values where alpha is 0.
+///
+/// ```
+/// use hydraulic_erosion::{HeightRange, Heightmap, encode_splat_png};
+///
+/// let flux = Heightmap::from_fn(8, 8, |x, _| x as f32)?;
+/// let wet = Heightmap::from_fn(8, 8, |_, y| y as f32)?;
+/// let on = |layer| (layer, HeightRange { min: 0.0, max: 7.0 });
+/// let png = encode_splat_png([on(&flux), on(&wet), on(&flux), on(&wet)])?;
+/// assert_eq!(&png[1..4], b"PNG");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// As [`splat_rgba8`], and [`IoError::Png`] if the encoder fails.
+pub fn encode_splat_png<S: AsRef<[f32]>>(layers: [(&Grid<S>, HeightRange); 4]) -> Result<Vec<u8>, IoError> {
+    let (width, height) = (layers[0].0.width(), layers[0].0.height());
+    let rgba = splat_rgba8(layers)?;
+    encode(width, height, png::ColorType::Rgba, png::BitDepth::Eight, &rgba)
 }
 
 /// An 8-bit RGB PNG of `width * height` pixels, 3 bytes each, row by row.

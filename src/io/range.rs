@@ -1,4 +1,4 @@
-//! The explicit mapping between heights and 16-bit samples.
+//! The explicit mapping between heights and 16- and 8-bit samples.
 
 use crate::error::{ParamError, check};
 use crate::grid::Grid;
@@ -28,13 +28,32 @@ use crate::math;
 /// assert_eq!(range.height_of(65535), 500.0);
 /// assert!((range.height_of(range.sample_of(123.4)) - 123.4).abs() <= 510.0 / 131070.0);
 /// ```
+///
+/// 8-bit formats (`encode_png8` with the `png` feature, the channels of
+/// [`splat_rgba8`](crate::splat_rgba8)) map the same range onto `[0, 255]`:
+/// [`sample8_of`](Self::sample8_of) writes `round(255 * (h - min) / (max - min))`,
+/// half up, after the same clamping, and `decode_png` reads 8-bit sample `v` back
+/// as `height_of(v * 257)`, which is `min + (max - min) * v / 255`: within half an
+/// 8-bit step, `(max - min) / 510`, of the height written (plus one `f32`
+/// rounding).
+///
+/// ```
+/// use hydraulic_erosion::HeightRange;
+///
+/// let range = HeightRange { min: 0.0, max: 100.0 };
+/// assert_eq!(range.sample8_of(0.0), 0);
+/// assert_eq!(range.sample8_of(100.0), 255);
+/// assert_eq!(range.sample8_of(50.0), 128); // 127.5 rounds up
+/// assert_eq!(range.sample8_of(-3.0), 0); // clamped
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
 pub struct HeightRange {
     /// The height of sample 0. Default 0.
     pub min: f32,
-    /// The height of sample 65535; must be above `min`. Default 1.
+    /// The height of sample 65535 (and of 8-bit sample 255); must be above `min`.
+    /// Default 1.
     pub max: f32,
 }
 
@@ -93,6 +112,16 @@ impl HeightRange {
         let t = ((f64::from(h) - f64::from(self.min)) / span).clamp(0.0, 1.0);
         // `as` saturates, and sends NaN to 0.
         math::floor_f64(t * Self::TOP + 0.5) as u16
+    }
+
+    /// The 8-bit sample for height `h`: clamped into the range, scaled to
+    /// `[0, 255]`, rounded half up. NaN maps to 0. Assumes a valid range.
+    #[inline]
+    pub fn sample8_of(&self, h: f32) -> u8 {
+        let span = f64::from(self.max) - f64::from(self.min);
+        let t = ((f64::from(h) - f64::from(self.min)) / span).clamp(0.0, 1.0);
+        // `as` saturates, and sends NaN to 0.
+        math::floor_f64(t * 255.0 + 0.5) as u8
     }
 
     /// The height of sample `v`: `min + (max - min) * v / 65535`, in `f64`, rounded

@@ -15,7 +15,6 @@ use crate::grid::{GridRef, try_filled};
 use crate::math;
 use crate::normal::NormalSampler;
 use crate::progress::{Progress, Ticker};
-use crate::random::unit_f32;
 
 /// Droplets the interleaved (lockstep) order advances together: few, since each
 /// droplet's neighbourhood of the maps must stay in cache (32 lanes ran 40 %
@@ -278,10 +277,11 @@ impl<S: NormalSampler> Eroder<'_, S> {
             let fill = (spill - h_here).min(d.sediment as f32);
             let mut rest = (-change) as f32;
             if fill > 0.0 {
-                let new = h_here + fill;
+                let new = self.gate.apply(here, h_here, h_here + fill);
                 self.cells[here] = new;
                 d.sediment += self.report.book(h_here, new);
-                rest -= fill;
+                // What was put down (all of `fill` unless the gate scaled it).
+                rest -= if new == h_here + fill { fill } else { new - h_here };
             }
             self.deposit_bilinear(d.position, rest, &mut d.sediment);
         } else {
@@ -296,6 +296,11 @@ impl<S: NormalSampler> Eroder<'_, S> {
         walk.age += 1;
         if off_map {
             return Ok(Some(Fate::LeftMap));
+        }
+        if !self.gate.admits(next.1 * w + next.0) {
+            // It would enter a masked cell: it stops in the one it is in.
+            d.position = Self::centre(x, y);
+            return Ok(Some(Fate::Masked));
         }
         walk.cell = next;
         Ok(None)
@@ -333,7 +338,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
             // No cell is cut below the floor, nor a brush cell below the
             // droplet's cell (its neighbour: the radius-2 brush is the 3 x 3
             // block), so the brush digs no pits.
-            let new = (old - weight * amount).max(low.min(old));
+            let new = self.gate.apply(i, old, (old - weight * amount).max(low.min(old)));
             if i as isize == here {
                 low = new;
             }
@@ -365,7 +370,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
             (y1 * w + x1, tx * ty),
         ] {
             let old = self.cells[i];
-            let new = old + weight * amount;
+            let new = self.gate.apply(i, old, old + weight * amount);
             self.cells[i] = new;
             *sediment += self.report.book(old, new);
         }
@@ -374,10 +379,14 @@ impl<S: NormalSampler> Eroder<'_, S> {
 
 /// A new droplet at rest at a start drawn from `rng` (`x` then `y`), and the
 /// sampler's per-droplet state.
-fn spawn<S: NormalSampler>(eroder: &Eroder<'_, S>, sampler: &mut S, rng: &mut dyn Rng) -> (Droplet, Walk) {
-    let start = Vec2::new(unit_f32(rng) * eroder.width as f32, unit_f32(rng) * eroder.height as f32);
+fn spawn<S: NormalSampler>(
+    eroder: &Eroder<'_, S>,
+    sampler: &mut S,
+    rng: &mut dyn Rng,
+) -> Option<(Droplet, Walk)> {
+    let start = eroder.draw_start(rng)?;
     sampler.spawn(rng);
-    (Droplet::new(start), Walk { age: 0, cell: eroder.cell_of(start) })
+    Some((Droplet::new(start), Walk { age: 0, cell: eroder.cell_of(start) }))
 }
 
 /// Runs `total` droplets one after another with the landscape kernel.
@@ -394,7 +403,7 @@ pub(super) fn run_sequential<S: NormalSampler + Clone>(
             eroder.report.cancelled = true;
             break;
         }
-        let (mut droplet, mut walk) = spawn(eroder, &mut sampler, rng);
+        let Some((mut droplet, mut walk)) = spawn(eroder, &mut sampler, rng) else { break };
         let fate = loop {
             if let Some(fate) = eroder.landscape_step(flow, &sampler, &mut droplet, &mut walk) {
                 break fate;
@@ -428,8 +437,9 @@ pub(super) fn run_interleaved<S: NormalSampler + Clone>(
                     eroder.report.cancelled = true;
                     stopping = true;
                 } else {
-                    *lane = Some(spawn(eroder, sampler, rng));
-                    spawned += 1;
+                    *lane = spawn(eroder, sampler, rng);
+                    // No start: the controls' rain falls nowhere.
+                    spawned = if lane.is_some() { spawned + 1 } else { total };
                 }
             }
             let Some((droplet, walk)) = lane else { continue };

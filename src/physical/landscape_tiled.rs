@@ -13,25 +13,28 @@ use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256StarStar;
 
 use super::landscape::{FlowMaps, Walk};
-use super::{Constants, Eroder, Physical, Refused};
+use super::{Constants, Eroder, Extras, Physical, Refused};
 use crate::channels::Channels;
+use crate::controls::{self, Gate};
 use crate::droplet::Droplet;
 use crate::error::GridError;
 use crate::grid::Grid;
 use crate::layers::Track;
 use crate::normal::EightFacet;
 use crate::progress::{Progress, Ticker};
-use crate::random::unit_f32;
 use crate::report::ErosionReport;
 use crate::tiles::{self, Layout, Traveller, Turn, WithTracks, Zone, Zoned};
 
 /// What every turn of a run shares.
 #[derive(Clone, Copy, Debug)]
-struct Rules {
+struct Rules<'a> {
     k: Constants,
     channels: Channels,
     /// The whole map's base level when the run began.
     base_level: f32,
+    /// The whole map's gate (a turn copies its zone of it) and width.
+    gate: Gate<'a>,
+    width: usize,
 }
 
 /// A droplet between turns, in map coordinates.
@@ -82,7 +85,7 @@ pub(crate) fn run<St, P>(
     (tile, sweep): (usize, u64),
     ticker: &mut Ticker<'_, P>,
     stream: impl Fn(u64) -> u64,
-    mut tracks: Option<&mut [Track]>,
+    Extras { mut tracks, gate, starts }: Extras<'_>,
 ) -> Result<ErosionReport, GridError>
 where
     St: AsRef<[f32]> + AsMut<[f32]>,
@@ -97,26 +100,30 @@ where
     }
     let mut flow = FlowMaps::new(channels, width * height)?;
     let base_level = map.cells().iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
-    let rules = Rules { k, channels, base_level };
+    let rules = Rules { k, channels, base_level, gate, width };
     let layout = Layout::new(tile, width, height);
     let mut queues: Vec<Vec<Waiting>> = (0..layout.tiles()).map(|_| Vec::new()).collect();
-    let (wf, hf) = (width as f32, height as f32);
     let (mut spawned, mut round, mut unrefreshed) = (0u64, 0u64, 0u64);
     loop {
         if ticker.should_stop(report.droplets) {
             let in_flight = queues.iter_mut().flat_map(|q| q.drain(..)).map(|w| w.droplet);
-            report.merge(&super::tiled::stop_in_flight(map, k, in_flight));
+            report.merge(&super::tiled::stop_in_flight(map, k, gate, in_flight));
             report.cancelled = true;
             return Ok(report);
         }
         if spawned < total {
             let count = sweep.min(total - spawned);
             let mut rng = Xoshiro256StarStar::seed_from_u64(stream(round));
+            let mut dry = false;
             for _ in 0..count {
-                let start = Vec2::new(unit_f32(&mut rng) * wf, unit_f32(&mut rng) * hf);
+                let Some(start) = controls::draw_start(starts, &mut rng, width, height) else {
+                    // The controls' rain falls nowhere: no more droplets.
+                    dry = true;
+                    break;
+                };
                 queues[layout.tile_of(start)].push(Waiting { droplet: Droplet::new(start), age: 0 });
             }
-            spawned += count;
+            spawned = if dry { total } else { spawned + count };
         } else if queues.iter().all(Vec::is_empty) {
             return Ok(report);
         }
@@ -134,7 +141,8 @@ where
         if !stuck.is_empty() {
             // Steps that would read beyond a fresh zone: one each on the whole
             // map, in order.
-            let mut eroder = Eroder::new(map.view_mut(), k, EightFacet).with_tracks(tracks.as_deref_mut());
+            let eroder = Eroder::new(map.view_mut(), k, EightFacet).with_tracks(tracks.as_deref_mut());
+            let mut eroder = eroder.with_gate(gate);
             eroder.base_level = base_level;
             for w in stuck {
                 let mut d = w.droplet;
@@ -170,7 +178,12 @@ fn turn(
     let origin = Vec2::new(zone.x0 as f32, zone.y0 as f32);
     let mut flow = FlowMaps::zone(rules.channels, core::mem::take(cells));
     let grid = Grid::new_unchecked(zone.width, zone.height, heights.as_mut_slice());
-    let mut eroder = Eroder::new(grid, rules.k, EightFacet).with_tracks(tiles::zone_tracks(tracks));
+    // The zone's part of the gate, copied like its cells.
+    let active = rules.gate.active.map(|a| zone.copy_in(a, rules.width));
+    let erodibility = rules.gate.erodibility.map(|e| zone.copy_in(e, rules.width));
+    let gate = Gate::new(active.as_deref(), erodibility.as_deref());
+    let eroder = Eroder::new(grid, rules.k, EightFacet).with_tracks(tiles::zone_tracks(tracks));
+    let mut eroder = eroder.with_gate(gate);
     eroder.base_level = rules.base_level;
     let (mut passed, mut stuck) = (Vec::new(), Vec::new());
     for w in queue {

@@ -18,7 +18,6 @@ use crate::math;
 use crate::normal::eight_facet::{SLOPE, SQUARES, WEIGHT};
 use crate::normal::{CentralDifference, EightFacet, NormalSampler};
 use crate::progress::{Progress, Ticker};
-use crate::random::unit_f32;
 
 /// How many droplets [`Mode::Lockstep`](crate::Mode::Lockstep)
 /// advances together. The result of a lockstep run depends on this width and on
@@ -161,9 +160,12 @@ impl<S: NormalSampler> Feed<S> for Spawner<'_> {
         if self.spawned == self.total {
             return None;
         }
+        let Some(start) = eroder.draw_start(self.rng) else {
+            // No droplet can start (the controls' rain falls nowhere).
+            self.spawned = self.total;
+            return None;
+        };
         self.spawned += 1;
-        let (wf, hf) = (eroder.width as f32, eroder.height as f32);
-        let start = Vec2::new(unit_f32(self.rng) * wf, unit_f32(self.rng) * hf);
         sampler.spawn(self.rng);
         Some((Droplet::new(start), Walk::new(&eroder.k, eroder.cell_of(start))))
     }
@@ -369,6 +371,10 @@ pub(super) fn run_fed_with<S, F, P, N>(
                 let mut cell = here;
                 let fate = eroder.trade(p, here, round.centre[l], trade, &mut lanes.sediment[l], &mut cell);
                 (lanes.cx[l], lanes.cy[l]) = (cell.0 as i32, cell.1 as i32);
+                if fate == Some(Fate::Masked) {
+                    let centre = Eroder::<S>::centre(here.0, here.1);
+                    (lanes.px[l], lanes.py[l]) = (centre.x, centre.y);
+                }
                 if let Some(tracks) = tracks.as_deref_mut() {
                     let crossed = fate == Some(Fate::LeftMap) || cell != here;
                     let from = &mut tracks[here.1 * eroder.width + here.0];

@@ -6,6 +6,7 @@ use rand_core::Rng;
 
 use crate::carry;
 use crate::channels::Channels;
+use crate::controls::{self, Gate, Starts};
 use crate::droplet::{Droplet, Fate};
 use crate::error::{Error, GridError, ParamError};
 use crate::grid::{Grid, GridMut, GridRef, clamped_cell};
@@ -14,7 +15,6 @@ use crate::math;
 use crate::normal::{EightFacet, NormalSampler};
 use crate::params::ErosionParams;
 use crate::progress::{Progress, Silent, Ticker};
-use crate::random::unit_f32;
 use crate::report::ErosionReport;
 use crate::simulator::{Mode, RunOptions, Simulator};
 use crate::transfer::{self, no_overshoot, pit_safe};
@@ -117,6 +117,24 @@ impl Constants {
     }
 }
 
+/// What a run records and obeys besides its params: the output layers'
+/// tracks, and the [`Controls`](crate::Controls)' gate and starts.
+#[derive(Debug, Default)]
+pub struct Extras<'a> {
+    pub(crate) tracks: Option<&'a mut [Track]>,
+    pub(crate) gate: Gate<'a>,
+    /// `None`: uniform starts (the draws of a run without controls).
+    pub(crate) starts: Option<&'a Starts>,
+}
+
+impl Extras<'_> {
+    /// Whether the run is steered by controls (a gate, or weighted starts).
+    #[cfg(feature = "parallel")]
+    pub(crate) fn steers(&self) -> bool {
+        !self.gate.is_open() || self.starts.is_some_and(|s| !s.is_uniform())
+    }
+}
+
 impl Physical<EightFacet> {
     /// A simulator with the 8-facet sampler.
     ///
@@ -155,26 +173,25 @@ impl<S: NormalSampler + Clone> Physical<S> {
         map: &mut Grid<St>,
         rng: &mut dyn Rng,
         progress: &mut P,
-        tracks: Option<&mut [Track]>,
+        extras: Extras<'_>,
     ) -> Result<ErosionReport, GridError>
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
         P: Progress + ?Sized,
     {
         if let Some(channels) = self.params.channels {
-            return self.drive_landscape(map, progress, tracks, channels, |eroder, flow, total, ticker| {
+            return self.drive_landscape(map, progress, extras, channels, |eroder, flow, total, ticker| {
                 landscape::run_sequential(eroder, flow, total, rng, ticker);
             });
         }
         let k = self.k;
-        self.drive(map, progress, tracks, |eroder, total, ticker| {
-            let (wf, hf) = (eroder.width as f32, eroder.height as f32);
+        self.drive(map, progress, extras, |eroder, total, ticker| {
             for done in 0..total {
                 if ticker.should_stop(done) {
                     eroder.report.cancelled = true;
                     break;
                 }
-                let start = Vec2::new(unit_f32(rng) * wf, unit_f32(rng) * hf);
+                let Some(start) = eroder.draw_start(rng) else { break };
                 eroder.sampler.spawn(rng);
                 let mut droplet = Droplet::new(start);
                 let mut walk = Walk::new(&k, eroder.cell_of(start));
@@ -197,24 +214,24 @@ impl<S: NormalSampler + Clone> Physical<S> {
         map: &mut Grid<St>,
         rng: &mut dyn Rng,
         progress: &mut P,
-        tracks: Option<&mut [Track]>,
+        extras: Extras<'_>,
     ) -> Result<ErosionReport, GridError>
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
         P: Progress + ?Sized,
     {
         if let Some(channels) = self.params.channels {
-            return self.drive_landscape(map, progress, tracks, channels, |eroder, flow, total, ticker| {
+            return self.drive_landscape(map, progress, extras, channels, |eroder, flow, total, ticker| {
                 landscape::run_interleaved(eroder, flow, total, rng, ticker);
             });
         }
         if self.sampler.lane_kernel().is_some() {
             let lanes = Physical { params: self.params, sampler: EightFacet, k: self.k };
-            lanes.drive(map, progress, tracks, |eroder, total, ticker| {
+            lanes.drive(map, progress, extras, |eroder, total, ticker| {
                 lockstep::run(eroder, total, rng, ticker)
             })
         } else {
-            self.drive(map, progress, tracks, |eroder, total, ticker| {
+            self.drive(map, progress, extras, |eroder, total, ticker| {
                 lockstep::run_scalar(eroder, total, rng, ticker)
             })
         }
@@ -227,7 +244,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
         &self,
         map: &mut Grid<St>,
         progress: &mut P,
-        tracks: Option<&mut [Track]>,
+        extras: Extras<'_>,
         body: impl FnOnce(&mut Eroder<'_, S>, u64, &mut Ticker<'_, P>),
     ) -> Result<ErosionReport, GridError>
     where
@@ -237,7 +254,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
         map.check_finite()?;
         let total = u64::from(self.params.droplets);
         let mut ticker = Ticker::new(progress, total);
-        let mut eroder = Eroder::new(map.view_mut(), self.k, self.sampler.clone()).with_tracks(tracks);
+        let mut eroder = Eroder::new(map.view_mut(), self.k, self.sampler.clone()).with_extras(extras);
         if eroder.simulable() {
             body(&mut eroder, total, &mut ticker);
             eroder.flush_anywhere();
@@ -252,7 +269,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
         &self,
         map: &mut Grid<St>,
         progress: &mut P,
-        tracks: Option<&mut [Track]>,
+        extras: Extras<'_>,
         channels: Channels,
         body: impl FnOnce(&mut Eroder<'_, S>, &mut landscape::FlowMaps, u64, &mut Ticker<'_, P>),
     ) -> Result<ErosionReport, GridError>
@@ -262,7 +279,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
     {
         // Allocated before the map changes; `drive` checks the map.
         let mut flow = landscape::FlowMaps::new(channels, map.width() * map.height())?;
-        self.drive(map, progress, tracks, |eroder, total, ticker| body(eroder, &mut flow, total, ticker))
+        self.drive(map, progress, extras, |eroder, total, ticker| body(eroder, &mut flow, total, ticker))
     }
 
     /// Follows one droplet from `start`, step by step, eroding `map` as it goes:
@@ -315,22 +332,25 @@ impl<S: NormalSampler + Clone> Simulator for Physical<S> {
         rng: &mut dyn Rng,
         options: RunOptions<'_>,
     ) -> Result<ErosionReport, Error> {
-        let RunOptions { progress, mode, layers } = options;
+        let RunOptions { progress, mode, layers, controls } = options;
         let mut silent = Silent;
         let progress = progress.unwrap_or(&mut silent);
+        controls.validate(map.width(), map.height())?;
+        let starts = Starts::new(&controls, map.width(), map.height())?;
         layers::record(
             layers,
             &mut map,
             |r: &ErosionReport| r.droplets,
             |map, tracks| {
+                let extras = Extras { tracks, gate: Gate::of(&controls), starts: Some(&starts) };
                 Ok(match mode {
-                    Mode::Sequential => self.run_sequential(map, rng, progress, tracks),
+                    Mode::Sequential => self.run_sequential(map, rng, progress, extras),
                     // The landscape kernel's interleaved order gains nothing (its maps,
                     // not its arithmetic, bound it).
                     Mode::Fast if self.params.channels.is_some() => {
-                        self.run_sequential(map, rng, progress, tracks)
+                        self.run_sequential(map, rng, progress, extras)
                     }
-                    _ => self.run_lockstep(map, rng, progress, tracks),
+                    _ => self.run_lockstep(map, rng, progress, extras),
                 }?)
             },
         )
@@ -517,6 +537,10 @@ struct Eroder<'m, S> {
     base_level: f32,
     /// The output layers' tracks, when the run records them (see [`Layers`](crate::Layers)).
     tracks: Option<&'m mut [Track]>,
+    /// The active mask and erodibility (see [`Controls`](crate::Controls)).
+    gate: Gate<'m>,
+    /// Where droplets start; `None`: uniformly.
+    starts: Option<&'m Starts>,
 }
 
 impl<'m, S: NormalSampler> Eroder<'m, S> {
@@ -524,12 +548,50 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
         let (width, height, cells) = grid.into_parts();
         let base_level = cells.iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
         let report = ErosionReport::default();
-        Eroder { cells, width, height, k, sampler, report, carry: 0.0, base_level, tracks: None }
+        let (gate, starts) = (Gate::default(), None);
+        Eroder {
+            cells,
+            width,
+            height,
+            k,
+            sampler,
+            report,
+            carry: 0.0,
+            base_level,
+            tracks: None,
+            gate,
+            starts,
+        }
     }
 
     /// This eroder, recording into `tracks` (one per cell) when given.
+    #[cfg(feature = "parallel")]
     fn with_tracks(self, tracks: Option<&'m mut [Track]>) -> Self {
         Self { tracks, ..self }
+    }
+
+    /// This eroder, behind `gate` (over the cells it works on).
+    #[cfg(feature = "parallel")]
+    fn with_gate(self, gate: Gate<'m>) -> Self {
+        Self { gate, ..self }
+    }
+
+    /// This eroder, with a run's tracks, gate and starts.
+    fn with_extras(self, Extras { tracks, gate, starts }: Extras<'m>) -> Self {
+        Self { tracks, gate, starts, ..self }
+    }
+
+    /// A droplet's start drawn from `rng` (see [`Starts::draw`]); `None` when
+    /// no droplet can start.
+    #[inline]
+    fn draw_start(&self, rng: &mut dyn Rng) -> Option<Vec2> {
+        controls::draw_start(self.starts, rng, self.width, self.height)
+    }
+
+    /// The centre of cell `(x, y)`: where a droplet that would have entered a
+    /// masked cell stops.
+    fn centre(x: usize, y: usize) -> Vec2 {
+        Vec2::new(x as f32 + 0.5, y as f32 + 0.5)
     }
 
     /// Records a step that began in cell `here` with `water`, carrying
@@ -626,9 +688,8 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
         d.velocity = Vec2::new(vx * k.friction_keep, vy * k.friction_keep);
         d.position = Vec2::new(px, py);
         let fate = self.trade(d.position, (x, y), h_here, trade, &mut d.sediment, &mut walk.cell);
-        if self.tracks.is_some() {
-            let crossed = fate == Some(Fate::LeftMap) || walk.cell != (x, y);
-            self.track(y * self.width + x, d.water, d.sediment, crossed);
+        if self.tracks.is_some() || !self.gate.is_open() {
+            self.after_trade(d, walk.cell, (x, y), fate);
         }
         if fate.is_some() {
             return fate;
@@ -637,6 +698,25 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
         walk.accel *= k.evaporation_gain;
         walk.age += 1;
         None
+    }
+
+    /// What a step does besides its trade when the run has controls or
+    /// layers: a droplet stopped by the mask stands at the centre of its cell
+    /// `(x, y)`, and the step is tracked (it crossed when it left the cell,
+    /// now `cell`, or the map).
+    #[cold]
+    fn after_trade(
+        &mut self,
+        d: &mut Droplet,
+        cell: (usize, usize),
+        (x, y): (usize, usize),
+        fate: Option<Fate>,
+    ) {
+        if fate == Some(Fate::Masked) {
+            d.position = Self::centre(x, y);
+        }
+        let crossed = fate == Some(Fate::LeftMap) || cell != (x, y);
+        self.track(y * self.width + x, d.water, d.sediment, crossed);
     }
 
     /// Whether `(px, py)` lies off the map.
@@ -655,18 +735,45 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     fn trade(
         &mut self,
         p: Vec2,
+        here: (usize, usize),
+        h_here: f32,
+        trade: Trade,
+        sediment: &mut f64,
+        cell: &mut (usize, usize),
+    ) -> Option<Fate> {
+        // Without controls the loop runs the ungated copy: one well-predicted
+        // test a step (two per step cost a lockstep run 3 %).
+        if self.gate.is_open() {
+            self.trade_through::<false>(p, here, h_here, trade, sediment, cell)
+        } else {
+            self.trade_through::<true>(p, here, h_here, trade, sediment, cell)
+        }
+    }
+
+    /// [`trade`](Self::trade), through the gate when `GATED`.
+    #[inline(always)]
+    fn trade_through<const GATED: bool>(
+        &mut self,
+        p: Vec2,
         (x, y): (usize, usize),
         h_here: f32,
         trade: Trade,
         sediment: &mut f64,
         cell: &mut (usize, usize),
     ) -> Option<Fate> {
+        let mut masked = false;
         let h_next = if trade.off_map {
             self.height_beyond(p.x, p.y)
         } else {
             // On the map, so the conversions need no clamping (sides < 2^31).
-            *cell = (p.x as i32 as usize, p.y as i32 as usize);
-            self.cells[cell.1 * self.width + cell.0]
+            let next = (p.x as i32 as usize, p.y as i32 as usize);
+            let index = next.1 * self.width + next.0;
+            // A droplet never enters a masked cell: it stops where it is.
+            masked = GATED && !self.gate.admits(index);
+            if !masked {
+                *cell = next;
+            }
+            self.cells[index]
         };
         let give = trade.rate * (h_here - h_next);
         let h_new = trade.take_back - give.max(0.0);
@@ -676,6 +783,7 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
         // since the step began: then apply this step's change to what is there,
         // and guard it against what is there.
         let h_new = if current == h_here { h_new } else { current + (h_new - h_here) };
+        let h_new = if GATED { self.gate.apply(here, current, h_new) } else { h_new };
         let h_new = if self.k.pit_safe {
             let floor = h_next.max(self.lowest_neighbour(x, y));
             pit_safe(h_new, current, h_next, floor, *sediment)
@@ -687,6 +795,9 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
             *sediment += self.report.book(current, h_new);
         } else if !trade.off_map {
             return Some(Fate::Unstable);
+        }
+        if masked {
+            return Some(Fate::Masked);
         }
         trade.off_map.then_some(Fate::LeftMap)
     }
@@ -735,7 +846,9 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     /// where `f32` resolves it best (end of a run).
     fn flush_anywhere(&mut self) {
         if self.carry != 0.0 {
-            let best = carry::smallest_magnitude(self.cells, 0..self.cells.len());
+            let gate = self.gate;
+            let best =
+                carry::smallest_magnitude(self.cells, (0..self.cells.len()).filter(|&i| gate.admits(i)));
             self.deposit(best, 0.0);
         }
     }
@@ -744,7 +857,8 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     /// (end of a trace: no whole-map scan per droplet).
     fn flush_near(&mut self, x: usize, y: usize) {
         if self.carry != 0.0 {
-            let best = carry::smallest_magnitude(self.cells, self.around(x, y));
+            let gate = self.gate;
+            let best = carry::smallest_magnitude(self.cells, self.around(x, y).filter(|&i| gate.admits(i)));
             self.deposit(best, 0.0);
         }
     }

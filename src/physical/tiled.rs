@@ -11,13 +11,13 @@ use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256StarStar;
 
 use super::lockstep::Feed;
-use super::{Constants, Eroder, Physical, Refused, Walk};
+use super::{Constants, Eroder, Extras, Physical, Refused, Walk};
+use crate::controls::{self, Gate};
 use crate::droplet::{Droplet, Fate};
 use crate::grid::Grid;
 use crate::layers::Track;
 use crate::normal::EightFacet;
 use crate::progress::{Progress, Silent, Ticker};
-use crate::random::unit_f32;
 use crate::report::ErosionReport;
 use crate::tiles::{self, Layout, Traveller, Turn, WithTracks, Zone};
 
@@ -32,11 +32,14 @@ pub(crate) struct Tiling {
 
 /// What every turn of a run shares.
 #[derive(Clone, Copy, Debug)]
-struct Rules {
+struct Rules<'a> {
     k: super::Constants,
     /// The whole map's base level when the run began.
     base_level: f32,
     lockstep: bool,
+    /// The whole map's gate (a turn copies its zone of it) and width.
+    gate: Gate<'a>,
+    width: usize,
 }
 
 /// A droplet between turns, in map coordinates.
@@ -65,7 +68,7 @@ pub(crate) fn run<St, P>(
     Tiling { tile, sweep, lockstep }: Tiling,
     ticker: &mut Ticker<'_, P>,
     stream: impl Fn(u64, u64) -> u64,
-    mut tracks: Option<&mut [Track]>,
+    Extras { mut tracks, gate, starts }: Extras<'_>,
 ) -> ErosionReport
 where
     St: AsRef<[f32]> + AsMut<[f32]>,
@@ -79,24 +82,28 @@ where
         return report;
     }
     let base_level = map.cells().iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
-    let rules = Rules { k, base_level, lockstep };
+    let rules = Rules { k, base_level, lockstep, gate, width };
     let layout = Layout::new(tile, width, height);
     let mut queues: Vec<Vec<Waiting>> = (0..layout.tiles()).map(|_| Vec::new()).collect();
-    let (wf, hf) = (width as f32, height as f32);
     let mut spawned = 0u64;
     let mut round = 0u64;
     loop {
         if ticker.should_stop(report.droplets) {
             let in_flight = queues.iter_mut().flat_map(|q| q.drain(..)).map(|w| w.droplet);
-            report.merge(&stop_in_flight(map, k, in_flight));
+            report.merge(&stop_in_flight(map, k, gate, in_flight));
             report.cancelled = true;
             return report;
         }
         if spawned < total {
             let count = sweep.min(total - spawned);
             let mut rng = Xoshiro256StarStar::seed_from_u64(stream(seed, round));
+            let mut dry = false;
             for _ in 0..count {
-                let start = Vec2::new(unit_f32(&mut rng) * wf, unit_f32(&mut rng) * hf);
+                let Some(start) = controls::draw_start(starts, &mut rng, width, height) else {
+                    // The controls' rain falls nowhere: no more droplets.
+                    dry = true;
+                    break;
+                };
                 let walk = Walk::new(&k, (0, 0));
                 queues[layout.tile_of(start)].push(Waiting {
                     droplet: Droplet::new(start),
@@ -104,7 +111,7 @@ where
                     accel: walk.accel,
                 });
             }
-            spawned += count;
+            spawned = if dry { total } else { spawned + count };
         } else if queues.iter().all(Vec::is_empty) {
             return report;
         }
@@ -123,7 +130,8 @@ where
         if !stuck.is_empty() {
             // Jumps longer than half a tile: one step each on the whole map, in
             // order.
-            let mut eroder = Eroder::new(map.view_mut(), k, EightFacet).with_tracks(tracks.as_deref_mut());
+            let eroder = Eroder::new(map.view_mut(), k, EightFacet).with_tracks(tracks.as_deref_mut());
+            let mut eroder = eroder.with_gate(gate);
             eroder.base_level = base_level;
             for w in stuck {
                 let (mut d, mut walk) = (
@@ -150,12 +158,13 @@ where
 pub(super) fn stop_in_flight<St>(
     map: &mut Grid<St>,
     k: Constants,
+    gate: Gate<'_>,
     droplets: impl Iterator<Item = Droplet>,
 ) -> ErosionReport
 where
     St: AsRef<[f32]> + AsMut<[f32]>,
 {
-    let mut eroder = Eroder::new(map.view_mut(), k, EightFacet);
+    let mut eroder = Eroder::new(map.view_mut(), k, EightFacet).with_gate(gate);
     for mut d in droplets {
         eroder.settle(&mut d, Fate::Stopped);
     }
@@ -173,12 +182,16 @@ fn turn(
     queue: &[Waiting],
     park: bool,
 ) -> Turn<Waiting, ErosionReport> {
-    let Rules { k, base_level, lockstep } = *rules;
+    let Rules { k, base_level, lockstep, gate, width } = *rules;
     let origin = Vec2::new(zone.x0 as f32, zone.y0 as f32);
     let mut feed =
         ZoneFeed { queue: queue.iter(), zone, origin, park, passed: Vec::new(), stuck: Vec::new() };
     let grid = Grid::new_unchecked(zone.width, zone.height, cells.as_mut_slice());
-    let mut eroder = Eroder::new(grid, k, EightFacet).with_tracks(tiles::zone_tracks(tracks));
+    // The zone's part of the gate, copied like its cells.
+    let active = gate.active.map(|a| zone.copy_in(a, width));
+    let erodibility = gate.erodibility.map(|e| zone.copy_in(e, width));
+    let gate = Gate::new(active.as_deref(), erodibility.as_deref());
+    let mut eroder = Eroder::new(grid, k, EightFacet).with_tracks(tiles::zone_tracks(tracks)).with_gate(gate);
     eroder.base_level = base_level;
     if lockstep {
         super::lockstep::run_fed(&mut eroder, &mut feed, &mut Ticker::new(&mut Silent, u64::MAX));
@@ -263,7 +276,7 @@ mod tests {
             .map(|&droplet| Waiting { droplet, age: walk.age, accel: walk.accel })
             .collect();
         for lockstep in [false, true] {
-            let rules = Rules { k, base_level: 0.0, lockstep };
+            let rules = Rules { k, base_level: 0.0, lockstep, gate: Gate::default(), width: 64 };
             let mut copy = (zone.copy_in(map.cells(), 64), Vec::new());
             let out = turn(&rules, &mut copy, zone, &queue, false);
             assert_eq!(out.stuck.len(), 1, "lockstep {lockstep}");

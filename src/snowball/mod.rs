@@ -207,7 +207,8 @@ impl<S: NormalSampler + Clone> Simulator for Snowball<S> {
         rng: &mut dyn Rng,
         options: RunOptions<'_>,
     ) -> Result<ErosionReport, Error> {
-        let RunOptions { progress, layers, .. } = options;
+        let RunOptions { progress, layers, controls, .. } = options;
+        controls.refuse(SNOWBALL_CONTROLS)?;
         let mut silent = Silent;
         let progress = progress.unwrap_or(&mut silent);
         layers::record(
@@ -222,6 +223,9 @@ impl<S: NormalSampler + Clone> Simulator for Snowball<S> {
 /// A snowball on its way: where it is, where it was (it writes there), its
 /// velocity, its load (exactly the sum of the height changes it made, in
 /// `f64`) and the steps it has taken.
+/// What `Snowball` says of [`Controls`](crate::Controls) it is given.
+pub(crate) const SNOWBALL_CONTROLS: &str = "none with Snowball (not yet supported)";
+
 #[derive(Clone, Copy, Debug)]
 struct Rolling {
     position: Vec2,

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use hydraulic_erosion::{Grid, Heightmap, Hydrology, HydrologyReport, MassBalance};
+use proptest::prelude::*;
 
 /// FNV-1a over the cells' bits (the bench example's and refbench's `map_hash`).
 pub fn map_hash<S: AsRef<[f32]>>(map: &Grid<S>) -> u64 {
@@ -82,4 +83,37 @@ pub fn assert_books(
         assert!(all_finite(layer));
     }
     assert!(h.pool().cells().iter().all(|&d| d >= 0.0));
+}
+
+/// One edit to a file's bytes, for fuzzing decoders with mutated files.
+#[derive(Clone, Debug)]
+pub enum Mutation {
+    Flip(usize, u8),
+    Truncate(usize),
+    Insert(usize, Vec<u8>),
+}
+
+/// Any [`Mutation`].
+pub fn arb_mutation() -> impl proptest::strategy::Strategy<Value = Mutation> {
+    prop_oneof![
+        (any::<usize>(), 1..=255_u8).prop_map(|(i, x)| Mutation::Flip(i, x)),
+        any::<usize>().prop_map(Mutation::Truncate),
+        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..16)).prop_map(|(i, b)| Mutation::Insert(i, b)),
+    ]
+}
+
+/// Applies `mutations` in order (positions wrap around the length).
+pub fn mutate(bytes: &mut Vec<u8>, mutations: &[Mutation]) {
+    for m in mutations {
+        let len = bytes.len().max(1);
+        match m {
+            Mutation::Flip(i, x) if !bytes.is_empty() => bytes[i % len] ^= x,
+            Mutation::Truncate(i) => bytes.truncate(i % len),
+            Mutation::Insert(i, b) => {
+                let at = i % (bytes.len() + 1);
+                bytes.splice(at..at, b.iter().copied());
+            }
+            Mutation::Flip(..) => {}
+        }
+    }
 }

@@ -378,6 +378,21 @@ pub fn write_layers(dir: &str, layers: &Layers, names: &[String]) -> Result<(), 
         say!("{name}: {how} on [0, {:.4e}] as 16-bit samples [0, 65535]", range.max);
         report_file(&path);
     }
+    let mut channels = Vec::new();
+    for name in ["flux", "wetness", "erosion", "deposition"] {
+        let (picture, _) = layer_picture(layers, name)?;
+        let range = layer_range(&picture);
+        channels.push((picture, range));
+    }
+    let layer = |i: usize| (&channels[i].0, channels[i].1);
+    let splat = hydraulic_erosion::encode_splat_png([layer(0), layer(1), layer(2), layer(3)])
+        .map_err(|e| e.to_string())?;
+    let path = Path::new(dir).join("splat.png");
+    std::fs::write(&path, splat).map_err(|e| format!("{}: {e}", path.display()))?;
+    say!(
+        "splat: R flux, G wetness (both ln(1 + value)), B erosion, A deposition, each on [0, its largest value], 8 bits"
+    );
+    report_file(&path);
     Ok(())
 }
 

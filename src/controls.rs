@@ -1,0 +1,231 @@
+//! Maps that steer a run: where it may change the terrain (an active mask),
+//! where rain falls, and how easily each cell erodes.
+
+use alloc::vec::Vec;
+
+use glam::Vec2;
+use rand_core::Rng;
+
+use crate::error::{Error, GridError, ParamError};
+use crate::grid::{GridRef, try_filled};
+use crate::random::unit_f32;
+
+/// Maps that steer a [`Physical`](crate::Physical) run, each optional and
+/// each the map's size; pass them with
+/// [`RunOptions::with_controls`](crate::RunOptions::with_controls). Without
+/// any (the default) a run is exactly as before.
+///
+/// - **`active`**, in `[0, 1]` a cell: the artist's mask. Every change a
+///   droplet makes to a cell (a cut, a deposit) is scaled by its value, the
+///   droplet keeping what was not applied; no droplet starts on a cell of 0,
+///   and a droplet about to enter one stops at the edge and puts its load down
+///   in the cell it is in (fate [`Fate::Masked`](crate::Fate::Masked)), so the
+///   sediment stays booked. Cells of 0 keep their bits. A droplet's final
+///   deposit (its whole load, when it stops) lands on its cell, whatever its
+///   value above 0. Rounding remainders go to active cells only.
+/// - **`rain`**, `>= 0` a cell (any scale): droplets start on a cell with a
+///   probability proportional to its value (times whether it is active), at a
+///   uniform point inside it. A map of zeros starts no droplet.
+/// - **`erodibility`**, `>= 0` a cell (1: the params' erosion, 0: bedrock, 2:
+///   twice as soft): scales every cut made in the cell. Deposits are not
+///   scaled.
+///
+/// Conservation is exact with any of them ([`MassBalance`](crate::MassBalance)):
+/// a droplet is credited with each change as applied.
+///
+/// `Snowball` and `Hydrology` refuse controls for now (a [`ParamError`] for
+/// the field `controls`); so do `Parallel` batches (tiles honour them).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Controls<'a> {
+    /// Where the run may change the terrain, `[0, 1]` a cell; `None`: everywhere.
+    pub active: Option<GridRef<'a>>,
+    /// Where droplets start, weights `>= 0`; `None`: uniformly.
+    pub rain: Option<GridRef<'a>>,
+    /// How easily each cell erodes, `>= 0` (1 as the params say); `None`: 1 everywhere.
+    pub erodibility: Option<GridRef<'a>>,
+}
+
+impl Controls<'_> {
+    /// Whether no map is set.
+    pub fn is_empty(&self) -> bool {
+        self.active.is_none() && self.rain.is_none() && self.erodibility.is_none()
+    }
+
+    /// Refuses any map, for a model that does not take controls yet (`model`
+    /// names it in the error).
+    pub(crate) fn refuse(&self, model: &'static str) -> Result<(), ParamError> {
+        match self.is_empty() {
+            true => Ok(()),
+            false => Err(ParamError::new("controls", model)),
+        }
+    }
+
+    /// Checks that every map has the size `width x height` and valid cells.
+    ///
+    /// # Errors
+    /// [`GridError::SizeMismatch`] for a map of another size; a [`ParamError`]
+    /// (fields `controls.active`, `controls.rain`, `controls.erodibility`) for a
+    /// cell out of its range or not finite.
+    pub fn validate(&self, width: usize, height: usize) -> Result<(), Error> {
+        let maps = [
+            (self.active.as_ref(), "controls.active", "every cell finite and in [0, 1]", 1.0),
+            (self.rain.as_ref(), "controls.rain", "every cell finite and >= 0", f32::MAX),
+            (self.erodibility.as_ref(), "controls.erodibility", "every cell finite and >= 0", f32::MAX),
+        ];
+        for (map, field, allowed, max) in maps {
+            let Some(map) = map else { continue };
+            if (map.width(), map.height()) != (width, height) {
+                return Err(GridError::size_mismatch((width, height), (map.width(), map.height())).into());
+            }
+            if !map.cells().iter().all(|&v| (0.0..=max).contains(&v)) {
+                return Err(ParamError::new(field, allowed).into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a kernel reads of the [`Controls`] while it changes cells: the
+/// active mask and the erodibility, over the cells it works on (the map, or
+/// a tile's zone).
+#[derive(Clone, Copy, Debug)]
+pub struct Gate<'a> {
+    pub(crate) active: Option<&'a [f32]>,
+    pub(crate) erodibility: Option<&'a [f32]>,
+    /// Neither map: the one test the droplet loops make (a flag, not two
+    /// options, costs a lockstep step nothing measurable).
+    open: bool,
+}
+
+impl Default for Gate<'_> {
+    fn default() -> Self {
+        Gate::new(None, None)
+    }
+}
+
+impl<'a> Gate<'a> {
+    /// A gate over these cells (the map's, or a zone's copies).
+    pub(crate) fn new(active: Option<&'a [f32]>, erodibility: Option<&'a [f32]>) -> Self {
+        Gate { active, erodibility, open: active.is_none() && erodibility.is_none() }
+    }
+
+    /// The gate of `controls` over the whole map.
+    pub(crate) fn of(controls: &Controls<'a>) -> Self {
+        let cells = |m: GridRef<'a>| m.into_parts().2;
+        Gate::new(controls.active.clone().map(cells), controls.erodibility.clone().map(cells))
+    }
+
+    /// Whether the gate changes nothing (no active mask, no erodibility).
+    #[inline(always)]
+    pub(crate) fn is_open(&self) -> bool {
+        self.open
+    }
+
+    /// Whether a droplet may enter cell `i` (its active value is above 0).
+    #[inline(always)]
+    pub(crate) fn admits(&self, i: usize) -> bool {
+        self.open || self.active.is_none_or(|a| a[i] > 0.0)
+    }
+
+    /// The height cell `i` (now `current`) takes when a droplet would set it
+    /// to `proposed`: the change scaled by the cell's active value, and a cut
+    /// by its erodibility too. A scale of 0 keeps `current`'s bits.
+    #[inline(always)]
+    pub(crate) fn apply(&self, i: usize, current: f32, proposed: f32) -> f32 {
+        if self.is_open() {
+            return proposed;
+        }
+        let change = proposed - current;
+        let mut scale = self.active.map_or(1.0, |a| a[i]);
+        if change < 0.0 {
+            scale *= self.erodibility.map_or(1.0, |e| e[i]);
+        }
+        if scale == 1.0 {
+            proposed
+        } else if scale == 0.0 {
+            current
+        } else {
+            current + change * scale
+        }
+    }
+}
+
+/// A droplet's start on a `width x height` map: from `starts` (see
+/// [`Starts::draw`]), or uniformly without them (`x` then `y`, one `next_u64`
+/// each); `None` when no droplet can start.
+#[inline]
+pub(crate) fn draw_start<R: Rng + ?Sized>(
+    starts: Option<&Starts>,
+    rng: &mut R,
+    width: usize,
+    height: usize,
+) -> Option<Vec2> {
+    match starts {
+        Some(starts) => starts.draw(rng),
+        None => Some(Vec2::new(unit_f32(rng) * width as f32, unit_f32(rng) * height as f32)),
+    }
+}
+
+/// Where droplets start: uniformly on the map (no rain map, no active mask:
+/// the draws of a run without controls), or on cells drawn with the weights
+/// `rain * (active > 0)`.
+#[derive(Clone, Debug)]
+pub struct Starts {
+    width: usize,
+    height: usize,
+    /// Running sums of the weights, cell by cell; empty: uniform.
+    cumulative: Vec<f64>,
+}
+
+impl Starts {
+    /// The starts for `controls` on a `width x height` map.
+    ///
+    /// # Errors
+    /// [`GridError::OutOfMemory`] if the table cannot be allocated.
+    pub(crate) fn new(controls: &Controls<'_>, width: usize, height: usize) -> Result<Self, GridError> {
+        if controls.rain.is_none() && controls.active.is_none() {
+            return Ok(Starts { width, height, cumulative: Vec::new() });
+        }
+        let mut cumulative = try_filled(width * height, 0.0)?;
+        let mut sum = 0.0;
+        for (i, total) in cumulative.iter_mut().enumerate() {
+            let rain = controls.rain.as_ref().map_or(1.0, |r| f64::from(r.cells()[i]));
+            let open = controls.active.as_ref().is_none_or(|a| a.cells()[i] > 0.0);
+            sum += if open { rain } else { 0.0 };
+            *total = sum;
+        }
+        Ok(Starts { width, height, cumulative })
+    }
+
+    /// Whether droplets start uniformly (no rain map, no active mask).
+    #[cfg(feature = "parallel")]
+    pub(crate) fn is_uniform(&self) -> bool {
+        self.cumulative.is_empty()
+    }
+
+    /// A droplet's start. Uniform: `x` then `y` from one `next_u64` each (top
+    /// 24 bits). Weighted: a cell from one `next_u64` (53 bits, the first cell
+    /// whose running sum exceeds that fraction of the total), then `x` and `y`
+    /// inside it as above. `None` when no droplet can start.
+    #[inline]
+    pub(crate) fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<Vec2> {
+        let (wf, hf) = (self.width as f32, self.height as f32);
+        let Some(&total) = self.cumulative.last() else {
+            return Some(Vec2::new(unit_f32(rng) * wf, unit_f32(rng) * hf));
+        };
+        if total <= 0.0 {
+            return None;
+        }
+        let target = (rng.next_u64() >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0) * total;
+        let i = self.cumulative.partition_point(|&c| c <= target).min(self.cumulative.len() - 1);
+        // Rounding can land on a cell of weight 0 (its sum equal to the last
+        // open one's): step back to the cell that raised the sum.
+        let c = &self.cumulative;
+        let i = (0..=i).rev().find(|&j| c[j] > if j == 0 { 0.0 } else { c[j - 1] }).unwrap_or(i);
+        let (x, y) = ((i % self.width) as f32, (i / self.width) as f32);
+        // Inside the cell: `x + fraction` can round up to the next cell.
+        // (The float below `at + 1`, a positive whole number: its bits less one.)
+        let inside = |at: f32, fraction: f32| (at + fraction).min(f32::from_bits((at + 1.0).to_bits() - 1));
+        Some(Vec2::new(inside(x, unit_f32(rng)), inside(y, unit_f32(rng))))
+    }
+}

@@ -1,0 +1,307 @@
+//! Controls (active mask, rain map, erodibility): masked cells keep their
+//! bits, rain starts droplets only where it falls, bedrock does not erode,
+//! the books balance, and bad maps are typed errors.
+
+use hydraulic_erosion::rand_core::SeedableRng;
+use hydraulic_erosion::{
+    Controls, ErosionParams, ErosionReport, Error, GridError, Heightmap, Hydrology, HydrologyParams, Layers,
+    MassBalance, Mode, Physical, RunOptions, Simulator, Snowball, SnowballParams, fbm_terrain,
+};
+use rand_xoshiro::Xoshiro256StarStar;
+
+const SIZE: usize = 64;
+
+fn terrain() -> Heightmap {
+    fbm_terrain(SIZE, SIZE, 4).unwrap()
+}
+
+fn bits(map: &Heightmap) -> Vec<u32> {
+    map.cells().iter().map(|h| h.to_bits()).collect()
+}
+
+/// Active 0 on the left third, a ramp from 0 to 1 across the middle third,
+/// 1 on the right third.
+fn mask() -> Heightmap {
+    Heightmap::from_fn(SIZE, SIZE, |x, _| ((x as f32 - 21.0) / 21.0).clamp(0.0, 1.0)).unwrap()
+}
+
+/// Controls with only an erodibility map.
+fn erodibility(map: &Heightmap) -> Controls<'_> {
+    Controls { erodibility: Some(map.view()), ..Controls::default() }
+}
+
+fn seeds(droplets: u32) -> ErosionParams {
+    ErosionParams { droplets, ..ErosionParams::default() }
+}
+
+fn landscape(droplets: u32) -> ErosionParams {
+    ErosionParams { droplets, ..ErosionParams::landscape() }
+}
+
+fn run(
+    params: ErosionParams,
+    mode: Mode,
+    map: &mut Heightmap,
+    controls: Controls<'_>,
+) -> Result<ErosionReport, Error> {
+    let mut rng = Xoshiro256StarStar::seed_from_u64(3);
+    let options = RunOptions::default().with_mode(mode).with_controls(controls);
+    Physical::new(params)?.run_with(map.view_mut(), &mut rng, options)
+}
+
+fn cases() -> Vec<(&'static str, ErosionParams, Mode)> {
+    vec![
+        ("seeds sequential", seeds(3_000), Mode::Sequential),
+        ("seeds lockstep", seeds(3_000), Mode::Lockstep),
+        ("landscape sequential", landscape(3_000), Mode::Sequential),
+        ("landscape interleaved", landscape(3_000), Mode::Lockstep),
+    ]
+}
+
+/// Checks a masked run: cells of 0 keep their bits, the books balance, the
+/// active part changed, and droplets stopped at the mask's edge.
+fn assert_masked(
+    name: &str,
+    before: &Heightmap,
+    after: &Heightmap,
+    report: &ErosionReport,
+    active: &Heightmap,
+) {
+    let mut changed = 0;
+    for i in 0..after.len() {
+        if active.cells()[i] == 0.0 {
+            assert_eq!(
+                after.cells()[i].to_bits(),
+                before.cells()[i].to_bits(),
+                "{name}: masked cell {i} changed"
+            );
+        } else {
+            changed += usize::from(after.cells()[i] != before.cells()[i]);
+        }
+    }
+    assert!(changed > 500, "{name}: only {changed} active cells changed");
+    let balance = MassBalance::of_run(before, after, report);
+    assert!(balance.is_conserved(), "{name}: {balance:?}");
+    assert!(report.masked > 0, "{name}: no droplet reached the mask: {report:?}");
+}
+
+#[test]
+fn masked_cells_keep_their_bits_in_every_mode() {
+    let active = mask();
+    for (name, params, mode) in cases() {
+        let mut map = terrain();
+        let before = map.clone();
+        let controls = Controls { active: Some(active.view()), ..Controls::default() };
+        let report = run(params, mode, &mut map, controls).unwrap();
+        assert_masked(name, &before, &map, &report, &active);
+    }
+}
+
+#[test]
+fn without_controls_a_run_is_as_before() {
+    for (name, params, mode) in cases() {
+        let (mut plain, mut empty) = (terrain(), terrain());
+        let a = run(params, mode, &mut plain, Controls::default()).unwrap();
+        let mut rng = Xoshiro256StarStar::seed_from_u64(3);
+        let b = Physical::new(params)
+            .unwrap()
+            .run_with(empty.view_mut(), &mut rng, RunOptions::default().with_mode(mode))
+            .unwrap();
+        assert_eq!(a, b, "{name}");
+        assert_eq!(bits(&plain), bits(&empty), "{name}");
+    }
+}
+
+#[test]
+fn an_erodibility_of_one_changes_no_run() {
+    // Erodibility 1 everywhere scales nothing: the same bits.
+    let ones = Heightmap::filled(SIZE, SIZE, 1.0).unwrap();
+    for (name, params, mode) in cases() {
+        let (mut plain, mut gated) = (terrain(), terrain());
+        let controls = Controls { erodibility: Some(ones.view()), ..Controls::default() };
+        let a = run(params, mode, &mut plain, Controls::default()).unwrap();
+        let b = run(params, mode, &mut gated, controls).unwrap();
+        assert_eq!(a, b, "{name}");
+        assert_eq!(bits(&plain), bits(&gated), "{name}");
+    }
+}
+
+#[test]
+fn droplets_start_only_where_rain_falls_and_the_mask_is_open() {
+    // On a flat map droplets stand where they start until they evaporate: the
+    // wetness layer shows the starts.
+    let rain = Heightmap::from_fn(SIZE, SIZE, |x, y| {
+        if (10..30).contains(&x) && (20..40).contains(&y) { 1.0 + x as f32 } else { 0.0 }
+    })
+    .unwrap();
+    let active = Heightmap::from_fn(SIZE, SIZE, |x, _| if x < 20 { 0.0 } else { 1.0 }).unwrap();
+    for mode in [Mode::Sequential, Mode::Lockstep] {
+        let mut map = Heightmap::filled(SIZE, SIZE, 0.5).unwrap();
+        let mut layers = Layers::new(SIZE, SIZE).unwrap();
+        let mut rng = Xoshiro256StarStar::seed_from_u64(8);
+        let controls =
+            Controls { active: Some(active.view()), rain: Some(rain.view()), ..Controls::default() };
+        let options = RunOptions::default().with_mode(mode).with_controls(controls).with_layers(&mut layers);
+        let report =
+            Physical::new(seeds(2_000)).unwrap().run_with(map.view_mut(), &mut rng, options).unwrap();
+        assert_eq!(report.droplets, 2_000);
+        let wet = layers.wetness();
+        let mut wet_cells = 0;
+        for y in 0..SIZE {
+            for x in 0..SIZE {
+                let inside = (20..30).contains(&x) && (20..40).contains(&y);
+                if wet[(x, y)] > 0.0 {
+                    assert!(inside, "{mode:?}: a droplet started at ({x}, {y})");
+                    wet_cells += 1;
+                }
+            }
+        }
+        // 200 open cells, 2 000 droplets: nearly every one gets some.
+        assert!(wet_cells > 150, "{mode:?}: {wet_cells} cells");
+        // Heavier rain to the east: more water there.
+        let column = |x: usize| (20..40).map(|y| f64::from(wet[(x, y)])).sum::<f64>();
+        assert!(column(29) > column(20), "{} vs {}", column(29), column(20));
+    }
+}
+
+#[test]
+fn no_rain_starts_no_droplet() {
+    let dry = Heightmap::filled(SIZE, SIZE, 0.0).unwrap();
+    for (name, params, mode) in cases() {
+        let mut map = terrain();
+        let controls = Controls { rain: Some(dry.view()), ..Controls::default() };
+        let report = run(params, mode, &mut map, controls).unwrap();
+        assert_eq!(report.droplets, 0, "{name}");
+        assert_eq!(bits(&map), bits(&terrain()), "{name}");
+    }
+}
+
+#[test]
+fn bedrock_does_not_erode_and_soft_rock_erodes_more() {
+    let bedrock = Heightmap::filled(SIZE, SIZE, 0.0).unwrap();
+    let soft = Heightmap::filled(SIZE, SIZE, 3.0).unwrap();
+    for (name, params, mode) in cases() {
+        let mut map = terrain();
+        let before = map.clone();
+        let report = run(params, mode, &mut map, erodibility(&bedrock)).unwrap();
+        assert_eq!(report.eroded, 0.0, "{name}");
+        assert!(map.cells().iter().zip(before.cells()).all(|(a, b)| a >= b), "{name}");
+        let mut normal = terrain();
+        let normal_report = run(params, mode, &mut normal, Controls::default()).unwrap();
+        let mut softer = terrain();
+        let soft_report = run(params, mode, &mut softer, erodibility(&soft)).unwrap();
+        assert!(
+            soft_report.eroded > 1.2 * normal_report.eroded,
+            "{name}: {} vs {}",
+            soft_report.eroded,
+            normal_report.eroded
+        );
+        assert!(MassBalance::of_run(&before, &softer, &soft_report).is_conserved(), "{name}");
+    }
+}
+
+#[test]
+fn bad_maps_are_typed_errors_and_change_nothing() {
+    let wrong_size = Heightmap::filled(SIZE + 1, SIZE, 1.0).unwrap();
+    let too_high = Heightmap::filled(SIZE, SIZE, 1.5).unwrap();
+    let negative = Heightmap::filled(SIZE, SIZE, -1.0).unwrap();
+    let cases: [(Controls<'_>, &str); 5] = [
+        (Controls { active: Some(wrong_size.view()), ..Controls::default() }, "size"),
+        (Controls { rain: Some(wrong_size.view()), ..Controls::default() }, "size"),
+        (Controls { active: Some(too_high.view()), ..Controls::default() }, "controls.active"),
+        (Controls { rain: Some(negative.view()), ..Controls::default() }, "controls.rain"),
+        (Controls { erodibility: Some(negative.view()), ..Controls::default() }, "controls.erodibility"),
+    ];
+    for (controls, expected) in cases {
+        let mut map = terrain();
+        let error = run(seeds(100), Mode::Fast, &mut map, controls).unwrap_err();
+        match (&error, expected) {
+            (Error::Grid(GridError::SizeMismatch { .. }), "size") => {}
+            (Error::Param(p), field) if p.field() == field => {}
+            _ => panic!("{expected}: {error:?}"),
+        }
+        assert_eq!(bits(&map), bits(&terrain()));
+    }
+}
+
+#[test]
+fn snowball_and_hydrology_refuse_controls_for_now() {
+    let active = mask();
+    let controls = || Controls { active: Some(active.view()), ..Controls::default() };
+    let mut map = terrain();
+    let mut rng = Xoshiro256StarStar::seed_from_u64(1);
+    let params = SnowballParams { snowballs: Some(100), ..SnowballParams::default() };
+    let error = Snowball::new(params)
+        .unwrap()
+        .run_with(map.view_mut(), &mut rng, RunOptions::default().with_controls(controls()))
+        .unwrap_err();
+    assert!(matches!(&error, Error::Param(p) if p.field() == "controls"), "{error:?}");
+    let mut hydrology =
+        Hydrology::new(HydrologyParams { particles: 100, ..HydrologyParams::default() }, SIZE, SIZE).unwrap();
+    let error = hydrology
+        .run_with(map.view_mut(), &mut rng, RunOptions::default().with_controls(controls()))
+        .unwrap_err();
+    assert!(matches!(&error, Error::Param(p) if p.field() == "controls"), "{error:?}");
+    assert_eq!(bits(&map), bits(&terrain()));
+}
+
+#[cfg(feature = "parallel")]
+mod parallel {
+    use super::*;
+    use hydraulic_erosion::{Layout, Parallel, ParallelParams};
+
+    fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f)
+    }
+
+    fn run_parallel(
+        params: ErosionParams,
+        layout: Layout,
+        map: &mut Heightmap,
+        controls: Controls<'_>,
+    ) -> Result<ErosionReport, Error> {
+        let parallel = ParallelParams { layout, tile_size: 16, sweep_size: 512, ..ParallelParams::default() };
+        let mut rng = Xoshiro256StarStar::seed_from_u64(6);
+        let options = RunOptions::default().with_controls(controls);
+        Parallel::new(parallel).unwrap().run_with(
+            &mut Physical::new(params).unwrap(),
+            map.view_mut(),
+            &mut rng,
+            options,
+        )
+    }
+
+    #[test]
+    fn tiles_honour_the_mask_with_the_same_bits_on_any_thread_count() {
+        let active = mask();
+        let rain = Heightmap::from_fn(SIZE, SIZE, |_, y| y as f32).unwrap();
+        let soft = Heightmap::from_fn(SIZE, SIZE, |x, y| 0.5 + ((x + y) % 3) as f32).unwrap();
+        for (name, params) in [("seeds tiles", seeds(4_000)), ("landscape tiles", landscape(4_000))] {
+            let mut results = Vec::new();
+            for threads in [1, 2, 3] {
+                let mut map = terrain();
+                let before = map.clone();
+                let controls = Controls {
+                    active: Some(active.view()),
+                    rain: Some(rain.view()),
+                    erodibility: Some(soft.view()),
+                };
+                let report =
+                    on_threads(threads, || run_parallel(params, Layout::Tiles, &mut map, controls)).unwrap();
+                assert_masked(name, &before, &map, &report, &active);
+                results.push(bits(&map));
+            }
+            assert!(results.windows(2).all(|w| w[0] == w[1]), "{name}: bits differ between thread counts");
+        }
+    }
+
+    #[test]
+    fn batches_refuse_controls() {
+        let active = mask();
+        let mut map = terrain();
+        let controls = Controls { active: Some(active.view()), ..Controls::default() };
+        let error = run_parallel(seeds(1_000), Layout::Batches, &mut map, controls).unwrap_err();
+        assert!(matches!(&error, Error::Param(p) if p.field() == "controls"), "{error:?}");
+        assert_eq!(bits(&map), bits(&terrain()));
+    }
+}
