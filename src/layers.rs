@@ -24,7 +24,7 @@ pub(crate) fn add(track: &mut Track, water: f32, dt: f32, sediment: f64, crossed
 /// rivers. Pass them to a run with
 /// [`RunOptions::with_layers`](crate::RunOptions::with_layers); a run without
 /// them records nothing and costs nothing more. Every simulator fills them, in
-/// every mode and in [`Parallel`](crate::Parallel) runs, deterministically:
+/// every mode and in `Parallel` runs, deterministically:
 /// the same bits for the same run on any number of threads. Successive runs
 /// add up (call [`clear`](Self::clear) to start over).
 ///

@@ -49,7 +49,7 @@ pub enum Format {
     R16,
     /// Raw little-endian `f32` ([`decode_r32`]); extensions `r32` and `f32`.
     R32,
-    /// 16-bit grayscale PNG ([`decode_png`], needs the `png` feature); extension `png`.
+    /// 16-bit grayscale PNG (`decode_png`, needs the `png` feature); extension `png`.
     Png,
     /// Single-channel EXR (`decode_exr`, needs the `exr` feature): written as
     /// `f32`, read from `f32`, `f16` or `u32` samples; extension `exr`.
