@@ -95,7 +95,8 @@ fn run() -> Result<(), String> {
         config.model.name(),
         config.seed
     );
-    let (after, outcome) = common::erode(&config.model, &before, config.seed, false, None)?;
+    let (after, outcome) =
+        common::erode(&config.model, &before, config.seed, false, common::RunExtras::default())?;
     config.outputs.write(&before, &after, &outcome)?;
     if let Some(report) = &config.report {
         let json = serde_json::to_string_pretty(&outcome.report).map_err(|e| e.to_string())?;

@@ -15,14 +15,14 @@ use crate::random::unit_f32;
 /// [`RunOptions::with_controls`](crate::RunOptions::with_controls). Without
 /// any (the default) a run is exactly as before.
 ///
-/// - **`active`**, in `[0, 1]` a cell: the artist's mask. Every change a
-///   droplet makes to a cell (a cut, a deposit) is scaled by its value, the
-///   droplet keeping what was not applied; no droplet starts on a cell of 0,
-///   and a droplet about to enter one stops at the edge and puts its load down
-///   in the cell it is in (fate [`Fate::Masked`](crate::Fate::Masked)), so the
-///   sediment stays booked. Cells of 0 keep their bits. A droplet's final
-///   deposit (its whole load, when it stops) lands on its cell, whatever its
-///   value above 0. Rounding remainders go to active cells only.
+/// - **`active`**, in `[0, 1]` a cell: the artist's mask, a blend of the
+///   erosion. Every cut a droplet makes in a cell is scaled by its value;
+///   deposits land whole on any cell above 0 (scaling them too would leave
+///   droplets loaded until one final deposit made a spike). No droplet starts
+///   on a cell of 0, and a droplet about to enter one stops at the edge and
+///   puts its load down in the cell it is in (fate
+///   [`Fate::Masked`](crate::Fate::Masked)), so the sediment stays booked.
+///   Cells of 0 keep their bits. Rounding remainders go to active cells only.
 /// - **`rain`**, `>= 0` a cell (any scale): droplets start on a cell with a
 ///   probability proportional to its value (times whether it is active), at a
 ///   uniform point inside it. A map of zeros starts no droplet.
@@ -128,18 +128,26 @@ impl<'a> Gate<'a> {
     }
 
     /// The height cell `i` (now `current`) takes when a droplet would set it
-    /// to `proposed`: the change scaled by the cell's active value, and a cut
-    /// by its erodibility too. A scale of 0 keeps `current`'s bits.
+    /// to `proposed`: a cut scaled by the cell's active value and its
+    /// erodibility, a deposit whole (none on a masked cell). A scale of 0
+    /// keeps `current`'s bits.
     #[inline(always)]
     pub(crate) fn apply(&self, i: usize, current: f32, proposed: f32) -> f32 {
         if self.is_open() {
             return proposed;
         }
         let change = proposed - current;
-        let mut scale = self.active.map_or(1.0, |a| a[i]);
-        if change < 0.0 {
-            scale *= self.erodibility.map_or(1.0, |e| e[i]);
-        }
+        let active = self.active.map_or(1.0, |a| a[i]);
+        // Deposits are scaled only to keep masked cells as they are: a
+        // partial mask that also held deposits back would leave droplets
+        // loaded until their final deposit made a spike.
+        let scale = if change < 0.0 {
+            active * self.erodibility.map_or(1.0, |e| e[i])
+        } else if active > 0.0 {
+            1.0
+        } else {
+            0.0
+        };
         if scale == 1.0 {
             proposed
         } else if scale == 0.0 {

@@ -20,8 +20,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use hydraulic_erosion::RunOptions;
 use hydraulic_erosion::rand_core::SeedableRng;
+use hydraulic_erosion::{Controls, RunOptions};
 use hydraulic_erosion::{
     ErosionParams, ErosionReport, HeightRange, Heightmap, Hillshade, Hydrology, HydrologyParams, Layers,
     MassBalance, Overlays, Physical, Progress, Snowball, SnowballParams, erosion_map, write_heightmap,
@@ -91,9 +91,9 @@ impl Model {
         seed: u64,
         progress: &mut dyn Progress,
         threaded: bool,
-        layers: Option<&mut Layers>,
+        extras: RunExtras<'_>,
     ) -> Result<Outcome, String> {
-        let run = Run { seed, threaded, layers };
+        let run = Run { seed, threaded, extras };
         match self {
             Self::Physical(params) => {
                 let report =
@@ -138,12 +138,20 @@ pub trait Runnable: hydraulic_erosion::Simulator {}
 #[cfg(not(feature = "parallel"))]
 impl<T: hydraulic_erosion::Simulator> Runnable for T {}
 
-/// How a run is made: its seed, and whether on the current rayon pool.
+/// What a run takes besides the model and the map: output layers to record
+/// into, and controls (mask, rain, erodibility) to obey.
+#[derive(Debug, Default)]
+pub struct RunExtras<'a> {
+    pub layers: Option<&'a mut Layers>,
+    pub controls: Controls<'a>,
+}
+
+/// How a run is made: its seed, whether on the current rayon pool, and its
+/// extras.
 struct Run<'l> {
     seed: u64,
     threaded: bool,
-    /// Output layers to record the run into.
-    layers: Option<&'l mut Layers>,
+    extras: RunExtras<'l>,
 }
 
 impl Run<'_> {
@@ -157,9 +165,10 @@ impl Run<'_> {
     ) -> Result<M::Report, String> {
         let mut rng = Xoshiro256StarStar::seed_from_u64(self.seed);
         let mut options = RunOptions::default().with_progress(progress);
-        if let Some(layers) = self.layers {
+        if let Some(layers) = self.extras.layers {
             options = options.with_layers(layers);
         }
+        options = options.with_controls(self.extras.controls);
         #[cfg(feature = "parallel")]
         if self.threaded {
             let parallel = hydraulic_erosion::Parallel::new(hydraulic_erosion::ParallelParams::default())
@@ -223,11 +232,11 @@ pub fn erode(
     before: &Heightmap,
     seed: u64,
     threaded: bool,
-    layers: Option<&mut Layers>,
+    extras: RunExtras<'_>,
 ) -> Result<(Heightmap, Outcome), String> {
     let mut after = before.clone();
     let start = Instant::now();
-    let outcome = model.run(&mut after, seed, &mut progress_bar(), threaded, layers)?;
+    let outcome = model.run(&mut after, seed, &mut progress_bar(), threaded, extras)?;
     if outcome.report.cancelled {
         say!("stopped early: {} droplets done", outcome.report.droplets);
     }

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--pit-safe] [--thermal | --repose DEG]
-//!     [--layers NAMES] [--threads T] [--out-dir DIR]
+//!     [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]
 //! ```
 //!
 //! `--thermal` follows the run with a thermal (talus) pass, `ThermalParams`'
@@ -18,6 +18,12 @@
 //! heights, each on `[0, its largest value]`, printed), and `splat.png`, an
 //! 8-bit RGBA map of flux, wetness, erosion and deposition for texture
 //! splatting. They describe the hydraulic run (not the thermal pass).
+//! `--mask FILE`, `--rain FILE` and `--erodibility FILE` (or `--hardness
+//! FILE`, erodibility `1 - hardness`) read maps of the terrain's size (a
+//! 16-bit PNG's samples as `[0, 1]`) and steer the `physical` model through
+//! `Controls`: the mask's 0 cells stay untouched and get no rain, rain weights
+//! where droplets start, erodibility scales the cuts (0: bedrock). The other
+//! models refuse them.
 //! `--threads T` runs on `T` threads (`Parallel`, tiles: the same bits for any
 //! `T`); without it, one thread in the fastest mode. Ctrl-C stops the run
 //! cleanly: every droplet under way puts its load down, the map stays balanced,
@@ -42,9 +48,11 @@ mod common;
 use std::process::ExitCode;
 
 use common::{MODELS, Model, Outputs, say};
-use hydraulic_erosion::{ErosionParams, Layers, ReadOptions, ThermalParams, read_heightmap, thermal};
+use hydraulic_erosion::{
+    Controls, ErosionParams, Heightmap, Layers, ReadOptions, ThermalParams, read_heightmap, thermal,
+};
 
-const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--pit-safe] [--thermal | --repose DEG] [--layers NAMES] [--threads T] [--out-dir DIR]";
+const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--pit-safe] [--thermal | --repose DEG] [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]";
 
 struct Args {
     input: Option<String>,
@@ -58,6 +66,11 @@ struct Args {
     thermal: Option<f32>,
     /// Output layers to write (`--layers`).
     layers: Vec<String>,
+    /// Control maps (`--mask`, `--rain`, `--erodibility`, `--hardness`).
+    mask: Option<String>,
+    rain: Option<String>,
+    erodibility: Option<String>,
+    hardness: Option<String>,
     out_dir: Option<String>,
 }
 
@@ -71,6 +84,10 @@ fn parse_args() -> Result<Args, String> {
         per_cell: false,
         thermal: None,
         layers: Vec::new(),
+        mask: None,
+        rain: None,
+        erodibility: None,
+        hardness: None,
         out_dir: None,
     };
     let (mut droplets, mut pit_safe, mut preset) = (None, false, "landscape".to_string());
@@ -103,6 +120,10 @@ fn parse_args() -> Result<Args, String> {
                     args.layers.push(name.to_string());
                 }
             }
+            "--mask" => args.mask = Some(value()?),
+            "--rain" => args.rain = Some(value()?),
+            "--erodibility" => args.erodibility = Some(value()?),
+            "--hardness" => args.hardness = Some(value()?),
             "--out-dir" => args.out_dir = Some(value()?),
             "--help" | "-h" => return Err(format!("{USAGE}\nmodels: {MODELS}")),
             other => return Err(format!("unknown option {other}\n{USAGE}")),
@@ -166,8 +187,32 @@ fn run() -> Result<(), String> {
         true => None,
         false => Some(Layers::new(before.width(), before.height()).map_err(|e| e.to_string())?),
     };
+    let read_map = |path: &Option<String>| -> Result<Option<Heightmap>, String> {
+        let Some(path) = path else { return Ok(None) };
+        let map = read_heightmap(path, &ReadOptions::default()).map_err(|e| format!("{path}: {e}"))?;
+        before.check_same_size(&map).map_err(|e| format!("{path}: {e}"))?;
+        Ok(Some(map))
+    };
+    if args.erodibility.is_some() && args.hardness.is_some() {
+        return Err("--erodibility and --hardness say the same thing: give one".into());
+    }
+    let (mask, rain) = (read_map(&args.mask)?, read_map(&args.rain)?);
+    // Hardness in [0, 1] (1: bedrock) is erodibility `1 - hardness`.
+    let erodibility = match read_map(&args.hardness)? {
+        Some(hard) => Some(
+            Heightmap::from_fn(hard.width(), hard.height(), |x, y| (1.0 - hard[(x, y)]).max(0.0))
+                .map_err(|e| e.to_string())?,
+        ),
+        None => read_map(&args.erodibility)?,
+    };
+    let controls = Controls {
+        active: mask.as_ref().map(|m| m.view()),
+        rain: rain.as_ref().map(|m| m.view()),
+        erodibility: erodibility.as_ref().map(|m| m.view()),
+    };
     let threaded = args.threads.is_some();
-    let (mut after, outcome) = common::erode(&args.model, &before, args.seed, threaded, layers.as_mut())?;
+    let extras = common::RunExtras { layers: layers.as_mut(), controls };
+    let (mut after, outcome) = common::erode(&args.model, &before, args.seed, threaded, extras)?;
     if let Some(repose_angle) = args.thermal {
         // Cells as wide as the model sees them (`1 / height_scale`).
         let cell_size = 1.0 / args.model.height_scale().max(1e-6);
