@@ -115,6 +115,14 @@ impl<'a> Gate<'a> {
         Gate::new(controls.active.clone().map(cells), controls.erodibility.clone().map(cells))
     }
 
+    /// This gate's cells of `zone` (on a map `width` cells a row), copied for
+    /// a tile's turn; [`ZoneGate::gate`] reads them.
+    #[cfg(feature = "parallel")]
+    pub(crate) fn copy_zone(&self, zone: &crate::tiles::Zone, width: usize) -> ZoneGate {
+        let copy = |cells: &[f32]| zone.copy_in(cells, width);
+        ZoneGate { active: self.active.map(copy), erodibility: self.erodibility.map(copy) }
+    }
+
     /// Whether the gate changes nothing (no active mask, no erodibility).
     #[inline(always)]
     pub(crate) fn is_open(&self) -> bool {
@@ -156,6 +164,33 @@ impl<'a> Gate<'a> {
             current + change * scale
         }
     }
+}
+
+/// A gate's cells of one tile's zone (see [`Gate::copy_zone`]).
+#[cfg(feature = "parallel")]
+pub(crate) struct ZoneGate {
+    active: Option<Vec<f32>>,
+    erodibility: Option<Vec<f32>>,
+}
+
+#[cfg(feature = "parallel")]
+impl ZoneGate {
+    /// The gate over the zone's cells.
+    pub(crate) fn gate(&self) -> Gate<'_> {
+        Gate::new(self.active.as_deref(), self.erodibility.as_deref())
+    }
+}
+
+/// Up to `count` droplet starts for a tiled sweep (see [`draw_start`]): fewer
+/// only when no droplet can start (the controls' rain falls nowhere).
+#[cfg(feature = "parallel")]
+pub(crate) fn sweep_starts<'r, R: Rng + ?Sized>(
+    starts: Option<&'r Starts>,
+    rng: &'r mut R,
+    count: u64,
+    (width, height): (usize, usize),
+) -> impl Iterator<Item = Vec2> + 'r {
+    (0..count).map_while(move |_| draw_start(starts, rng, width, height))
 }
 
 /// A droplet's start on a `width x height` map: from `starts` (see

@@ -114,16 +114,13 @@ where
         if spawned < total {
             let count = sweep.min(total - spawned);
             let mut rng = Xoshiro256StarStar::seed_from_u64(stream(round));
-            let mut dry = false;
-            for _ in 0..count {
-                let Some(start) = controls::draw_start(starts, &mut rng, width, height) else {
-                    // The controls' rain falls nowhere: no more droplets.
-                    dry = true;
-                    break;
-                };
+            let mut drawn = 0;
+            for start in controls::sweep_starts(starts, &mut rng, count, (width, height)) {
+                drawn += 1;
                 queues[layout.tile_of(start)].push(Waiting { droplet: Droplet::new(start), age: 0 });
             }
-            spawned = if dry { total } else { spawned + count };
+            // Fewer starts than asked: no droplet can start any more.
+            spawned = if drawn < count { total } else { spawned + count };
         } else if queues.iter().all(Vec::is_empty) {
             return Ok(report);
         }
@@ -141,8 +138,8 @@ where
         if !stuck.is_empty() {
             // Steps that would read beyond a fresh zone: one each on the whole
             // map, in order.
-            let eroder = Eroder::new(map.view_mut(), k, EightFacet).with_tracks(tracks.as_deref_mut());
-            let mut eroder = eroder.with_gate(gate);
+            let extras = Extras { tracks: tracks.as_deref_mut(), gate, starts: None };
+            let mut eroder = Eroder::new(map.view_mut(), k, EightFacet).with_extras(extras);
             eroder.base_level = base_level;
             for w in stuck {
                 let mut d = w.droplet;
@@ -179,11 +176,9 @@ fn turn(
     let mut flow = FlowMaps::zone(rules.channels, core::mem::take(cells));
     let grid = Grid::new_unchecked(zone.width, zone.height, heights.as_mut_slice());
     // The zone's part of the gate, copied like its cells.
-    let active = rules.gate.active.map(|a| zone.copy_in(a, rules.width));
-    let erodibility = rules.gate.erodibility.map(|e| zone.copy_in(e, rules.width));
-    let gate = Gate::new(active.as_deref(), erodibility.as_deref());
-    let eroder = Eroder::new(grid, rules.k, EightFacet).with_tracks(tiles::zone_tracks(tracks));
-    let mut eroder = eroder.with_gate(gate);
+    let zone_gate = rules.gate.copy_zone(&zone, rules.width);
+    let extras = Extras { tracks: tiles::zone_tracks(tracks), gate: zone_gate.gate(), starts: None };
+    let mut eroder = Eroder::new(grid, rules.k, EightFacet).with_extras(extras);
     eroder.base_level = rules.base_level;
     let (mut passed, mut stuck) = (Vec::new(), Vec::new());
     for w in queue {

@@ -564,18 +564,6 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
         }
     }
 
-    /// This eroder, recording into `tracks` (one per cell) when given.
-    #[cfg(feature = "parallel")]
-    fn with_tracks(self, tracks: Option<&'m mut [Track]>) -> Self {
-        Self { tracks, ..self }
-    }
-
-    /// This eroder, behind `gate` (over the cells it works on).
-    #[cfg(feature = "parallel")]
-    fn with_gate(self, gate: Gate<'m>) -> Self {
-        Self { gate, ..self }
-    }
-
     /// This eroder, with a run's tracks, gate and starts.
     fn with_extras(self, Extras { tracks, gate, starts }: Extras<'m>) -> Self {
         Self { tracks, gate, starts, ..self }

@@ -97,13 +97,9 @@ where
         if spawned < total {
             let count = sweep.min(total - spawned);
             let mut rng = Xoshiro256StarStar::seed_from_u64(stream(seed, round));
-            let mut dry = false;
-            for _ in 0..count {
-                let Some(start) = controls::draw_start(starts, &mut rng, width, height) else {
-                    // The controls' rain falls nowhere: no more droplets.
-                    dry = true;
-                    break;
-                };
+            let mut drawn = 0;
+            for start in controls::sweep_starts(starts, &mut rng, count, (width, height)) {
+                drawn += 1;
                 let walk = Walk::new(&k, (0, 0));
                 queues[layout.tile_of(start)].push(Waiting {
                     droplet: Droplet::new(start),
@@ -111,7 +107,8 @@ where
                     accel: walk.accel,
                 });
             }
-            spawned = if dry { total } else { spawned + count };
+            // Fewer starts than asked: no droplet can start any more.
+            spawned = if drawn < count { total } else { spawned + count };
         } else if queues.iter().all(Vec::is_empty) {
             return report;
         }
@@ -130,8 +127,8 @@ where
         if !stuck.is_empty() {
             // Jumps longer than half a tile: one step each on the whole map, in
             // order.
-            let eroder = Eroder::new(map.view_mut(), k, EightFacet).with_tracks(tracks.as_deref_mut());
-            let mut eroder = eroder.with_gate(gate);
+            let extras = Extras { tracks: tracks.as_deref_mut(), gate, starts: None };
+            let mut eroder = Eroder::new(map.view_mut(), k, EightFacet).with_extras(extras);
             eroder.base_level = base_level;
             for w in stuck {
                 let (mut d, mut walk) = (
@@ -164,7 +161,8 @@ pub(super) fn stop_in_flight<St>(
 where
     St: AsRef<[f32]> + AsMut<[f32]>,
 {
-    let mut eroder = Eroder::new(map.view_mut(), k, EightFacet).with_gate(gate);
+    let mut eroder =
+        Eroder::new(map.view_mut(), k, EightFacet).with_extras(Extras { gate, ..Extras::default() });
     for mut d in droplets {
         eroder.settle(&mut d, Fate::Stopped);
     }
@@ -188,10 +186,9 @@ fn turn(
         ZoneFeed { queue: queue.iter(), zone, origin, park, passed: Vec::new(), stuck: Vec::new() };
     let grid = Grid::new_unchecked(zone.width, zone.height, cells.as_mut_slice());
     // The zone's part of the gate, copied like its cells.
-    let active = gate.active.map(|a| zone.copy_in(a, width));
-    let erodibility = gate.erodibility.map(|e| zone.copy_in(e, width));
-    let gate = Gate::new(active.as_deref(), erodibility.as_deref());
-    let mut eroder = Eroder::new(grid, k, EightFacet).with_tracks(tiles::zone_tracks(tracks)).with_gate(gate);
+    let zone_gate = gate.copy_zone(&zone, width);
+    let extras = Extras { tracks: tiles::zone_tracks(tracks), gate: zone_gate.gate(), starts: None };
+    let mut eroder = Eroder::new(grid, k, EightFacet).with_extras(extras);
     eroder.base_level = base_level;
     if lockstep {
         super::lockstep::run_fed(&mut eroder, &mut feed, &mut Ticker::new(&mut Silent, u64::MAX));
