@@ -3,6 +3,7 @@
 use alloc::vec::Vec;
 
 use crate::carry;
+use crate::controls::Gate;
 use crate::error::{Error, GridError, ParamError, check, check_range};
 use crate::grid::{Grid, try_filled};
 
@@ -102,7 +103,7 @@ pub fn blur<S: AsRef<[f32]> + AsMut<[f32]>>(
     map.check_finite()?;
     let (width, height) = (map.width(), map.height());
     let mut scratch = blur_scratch(map.len())?;
-    Ok(blur_cells(map.cells_mut(), width, height, params, 0.0, &mut scratch))
+    Ok(blur_cells(map.cells_mut(), width, height, params, 0.0, &mut scratch, &Gate::default()))
 }
 
 /// The buffer [`blur_cells`] copies each pass into, allocated fallibly before
@@ -114,19 +115,50 @@ pub(crate) fn blur_scratch(cells: usize) -> Result<Vec<f32>, GridError> {
 /// [`blur`] on validated params and finite cells. `remainder` is a sub-ulp
 /// leftover of the caller's books, carried along with the blur's own and placed
 /// by its final flush, so a run and its blur leave a single rounding error.
+///
+/// A closed `gate` (a run's [`Controls`](crate::Controls)) weighs each
+/// exchange between two cells by the smaller of their weights, a cell's weight
+/// being `active * min(erodibility, 1)`: masked cells and bedrock keep their
+/// bits, and what one cell gains its neighbour still loses. The remainder goes
+/// to admitted cells only.
 pub(crate) fn blur_cells(
+    cells: &mut [f32],
+    width: usize,
+    height: usize,
+    params: &BlurParams,
+    remainder: f64,
+    old: &mut Vec<f32>,
+    gate: &Gate<'_>,
+) -> BlurReport {
+    let mut report = BlurReport { passes: params.passes, ..BlurReport::default() };
+    let remainder = if params.passes == 0 || params.amount == 0.0 || cells.len() < 2 {
+        remainder
+    } else if gate.is_open() {
+        passes(cells, width, height, params, remainder, old, &mut report, |_| 1.0)
+    } else {
+        passes(cells, width, height, params, remainder, old, &mut report, |i| gate.weight(i))
+    };
+    if let Some((before, after)) = gate.flush(cells, remainder) {
+        book(&mut report, f64::from(after) - f64::from(before));
+    }
+    report
+}
+
+/// The blur's passes, each exchange weighed by the smaller `weight` of its two
+/// cells (in `[0, 1]`; a cell of weight 0 is not written); returns the
+/// remainder still to place.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn passes(
     cells: &mut [f32],
     width: usize,
     height: usize,
     params: &BlurParams,
     mut remainder: f64,
     old: &mut Vec<f32>,
-) -> BlurReport {
-    let mut report = BlurReport { passes: params.passes, ..BlurReport::default() };
-    if params.passes == 0 || params.amount == 0.0 || cells.len() < 2 {
-        flush(cells, remainder, &mut report);
-        return report;
-    }
+    report: &mut BlurReport,
+    weight: impl Fn(usize) -> f64,
+) -> f64 {
     let amount = f64::from(params.amount);
     let (edge, corner) = (amount * 0.125, amount * 0.0625);
     // Rounding to f32 leaves a sub-ulp remainder, carried to the next cell (and
@@ -137,11 +169,20 @@ pub(crate) fn blur_cells(
         for y in 0..height {
             for x in 0..width {
                 let i = y * width + x;
+                let own = weight(i);
+                if own == 0.0 {
+                    continue;
+                }
                 let here = f64::from(old[i]);
                 // Difference to the neighbour at (dx, dy), 0 beyond the map.
                 let diff = |dx: isize, dy: isize| {
                     let (nx, ny) = (x.wrapping_add_signed(dx), y.wrapping_add_signed(dy));
-                    if nx < width && ny < height { f64::from(old[ny * width + nx]) - here } else { 0.0 }
+                    if nx < width && ny < height {
+                        let j = ny * width + nx;
+                        (f64::from(old[j]) - here) * own.min(weight(j))
+                    } else {
+                        0.0
+                    }
                 };
                 let edges = (diff(-1, 0) + diff(1, 0)) + (diff(0, -1) + diff(0, 1));
                 let corners = (diff(-1, -1) + diff(1, -1)) + (diff(-1, 1) + diff(1, 1));
@@ -150,20 +191,12 @@ pub(crate) fn blur_cells(
                 if let Some((before, after)) = carry::add(cells, i, change) {
                     let applied = f64::from(after) - f64::from(before);
                     remainder -= applied;
-                    book(&mut report, applied);
+                    book(report, applied);
                 }
             }
         }
     }
-    flush(cells, remainder, &mut report);
-    report
-}
-
-/// Places the final remainder on the cell of smallest magnitude, and books it.
-fn flush(cells: &mut [f32], remainder: f64, report: &mut BlurReport) {
-    if let Some((before, after)) = carry::flush(cells, remainder) {
-        book(report, f64::from(after) - f64::from(before));
-    }
+    remainder
 }
 
 /// Counts an applied change as lowered or raised mass.

@@ -25,12 +25,3 @@ pub(crate) fn smallest_magnitude(cells: &[f32], indices: impl Iterator<Item = us
     }
     best.1
 }
-
-/// Places `remainder` (the sub-ulp leftover of exact books) on the cell of
-/// smallest magnitude; returns `(old, new)` of that cell if it changed.
-pub(crate) fn flush(cells: &mut [f32], remainder: f64) -> Option<(f32, f32)> {
-    if remainder == 0.0 {
-        return None;
-    }
-    add(cells, smallest_magnitude(cells, 0..cells.len()), remainder)
-}

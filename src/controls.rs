@@ -6,23 +6,23 @@ use alloc::vec::Vec;
 use glam::Vec2;
 use rand_core::Rng;
 
+use crate::carry;
 use crate::error::{Error, GridError, ParamError};
 use crate::grid::{GridRef, try_filled};
 use crate::random::unit_f32;
 
-/// Maps that steer a [`Physical`](crate::Physical) run, each optional and
-/// each the map's size; pass them with
-/// [`RunOptions::with_controls`](crate::RunOptions::with_controls). Without
-/// any (the default) a run is exactly as before.
+/// Maps that steer a run, each optional and each the map's size; pass them
+/// with [`RunOptions::with_controls`](crate::RunOptions::with_controls).
+/// Without any (the default) a run is exactly as before.
 ///
 /// - **`active`**, in `[0, 1]` a cell: the artist's mask, a blend of the
 ///   erosion. Every cut a droplet makes in a cell is scaled by its value;
 ///   deposits land whole on any cell above 0 (scaling them too would leave
 ///   droplets loaded until one final deposit made a spike). No droplet starts
-///   on a cell of 0, and a droplet about to enter one stops at the edge and
-///   puts its load down in the cell it is in (fate
-///   [`Fate::Masked`](crate::Fate::Masked)), so the sediment stays booked.
-///   Cells of 0 keep their bits. Rounding remainders go to active cells only.
+///   on a cell of 0, and a droplet about to enter one stops and puts its load
+///   down in the cell it is in (fate [`Fate::Masked`](crate::Fate::Masked)),
+///   so the sediment stays booked. Cells of 0 keep their bits. Rounding
+///   remainders go to active cells only.
 /// - **`rain`**, `>= 0` a cell (any scale): droplets start on a cell with a
 ///   probability proportional to its value (times whether it is active), at a
 ///   uniform point inside it. A map of zeros starts no droplet.
@@ -30,11 +30,20 @@ use crate::random::unit_f32;
 ///   twice as soft): scales every cut made in the cell. Deposits are not
 ///   scaled.
 ///
+/// Every model honours them, in every mode and `Parallel` layout:
+/// [`Physical`](crate::Physical) droplets as above; [`Snowball`](crate::Snowball)s
+/// likewise (a snowball that rolls onto a masked cell puts its load down in
+/// the cell it came from), and its blur weighs each exchange between two
+/// cells by the smaller of their `active * min(erodibility, 1)`, so masked
+/// cells and bedrock keep their bits; the [`Thermal`](crate::Thermal) pass
+/// sends material from a cell in proportion to that weight and only to
+/// active cells (it has no rain).
+///
 /// Conservation is exact with any of them ([`MassBalance`](crate::MassBalance)):
 /// a droplet is credited with each change as applied.
 ///
-/// `Snowball` and `Hydrology` refuse controls for now (a [`ParamError`] for
-/// the field `controls`); so do `Parallel` batches (tiles honour them).
+/// [`Hydrology`](crate::Hydrology) refuses controls for now (a [`ParamError`]
+/// for the field `controls`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Controls<'a> {
     /// Where the run may change the terrain, `[0, 1]` a cell; `None`: everywhere.
@@ -133,6 +142,31 @@ impl<'a> Gate<'a> {
     #[inline(always)]
     pub(crate) fn admits(&self, i: usize) -> bool {
         self.open || self.active.is_none_or(|a| a[i] > 0.0)
+    }
+
+    /// The share of an exchange between neighbours (a blur's, a talus
+    /// slide's) that cell `i` takes part in: `active * min(erodibility, 1)`.
+    #[inline]
+    pub(crate) fn weight(&self, i: usize) -> f64 {
+        let active = self.active.map_or(1.0, |a| a[i]);
+        f64::from(active * self.erodibility.map_or(1.0, |e| e[i].min(1.0)))
+    }
+
+    /// Index of the first admitted cell of smallest magnitude: where a run's
+    /// rounding remainder goes ([`carry::smallest_magnitude`] over the cells a
+    /// droplet may enter; with an open gate, over all of them).
+    pub(crate) fn smallest_admitted(&self, cells: &[f32]) -> usize {
+        carry::smallest_magnitude(cells, (0..cells.len()).filter(|&i| self.admits(i)))
+    }
+
+    /// Places `remainder` (the sub-ulp leftover of exact books) on
+    /// [`smallest_admitted`](Self::smallest_admitted); returns `(old, new)` of
+    /// that cell if it changed.
+    pub(crate) fn flush(&self, cells: &mut [f32], remainder: f64) -> Option<(f32, f32)> {
+        if remainder == 0.0 {
+            return None;
+        }
+        carry::add(cells, self.smallest_admitted(cells), remainder)
     }
 
     /// The height cell `i` (now `current`) takes when a droplet would set it

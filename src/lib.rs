@@ -156,6 +156,7 @@ mod normal;
 mod parallel;
 mod params;
 mod physical;
+mod pipeline;
 mod preview;
 mod progress;
 mod random;
@@ -199,6 +200,7 @@ pub use normal::{
 pub use parallel::{Layout, Parallel, ParallelParams, Tiled};
 pub use params::ErosionParams;
 pub use physical::{DropletTrace, LOCKSTEP_LANES, Physical};
+pub use pipeline::{Pipeline, PipelineReport};
 pub use preview::{Hillshade, Overlays, RgbImage, erosion_map};
 pub use progress::{Control, PROGRESS_INTERVAL, Progress, Silent};
 pub use report::ErosionReport;
@@ -206,7 +208,7 @@ pub use resize::{EngineSize, pad, resample};
 pub use simulator::{Mode, RunOptions, Simulator};
 pub use snowball::{Snowball, SnowballParams};
 pub use terrain::{fbm_terrain, island_falloff, island_terrain};
-pub use thermal::{ThermalParams, ThermalReport, thermal};
+pub use thermal::{Thermal, ThermalParams, ThermalReport, thermal};
 pub use window::GridWindow;
 
 /// The `rand_core` version in this crate's signatures (0.10).

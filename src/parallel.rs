@@ -8,7 +8,6 @@ use rand_xoshiro::Xoshiro256StarStar;
 use rayon::prelude::*;
 
 use crate::blur::{BlurParams, blur_cells, blur_scratch};
-use crate::carry;
 use crate::channels::Channels;
 use crate::controls::{Gate, Starts};
 use crate::error::{Error, GridError, ParamError, check};
@@ -22,7 +21,6 @@ use crate::physical::{Extras, Physical, landscape_tiled, tiled};
 use crate::progress::{Progress, Silent, Ticker};
 use crate::report::ErosionReport;
 use crate::simulator::{Mode, RunOptions, Simulator};
-use crate::snowball::SNOWBALL_CONTROLS;
 use crate::snowball::{Snowball, SnowballParams};
 use crate::tiles;
 
@@ -376,13 +374,15 @@ impl Parallel {
             ticker.finish(report.droplets);
             return Ok(report);
         }
+        let Extras { tracks, gate, starts } = extras;
         let (mut report, remainder) =
-            self.drive(map, total, seed, progress, extras.tracks, |copy, count, rng, tracks| {
+            self.drive(map, total, seed, progress, tracks, |copy, count, rng, tracks| {
                 let droplets = u32::try_from(count).unwrap_or(u32::MAX);
                 let batch =
                     Physical::with_sampler(ErosionParams { droplets, ..base }, physical.sampler().clone())
                         .expect("a batch's params are the validated params with fewer droplets");
-                let extras = Extras { tracks, ..Extras::default() };
+                // Each copy is the whole map: the gate reads it as it is.
+                let extras = Extras { tracks, gate, starts };
                 let result = if lockstep {
                     batch.run_lockstep(copy, rng, &mut Silent, extras)
                 } else {
@@ -390,7 +390,7 @@ impl Parallel {
                 };
                 result.expect("the frozen map is finite")
             })?;
-        if let Some((old, new)) = carry::flush(map.cells_mut(), remainder) {
+        if let Some((old, new)) = gate.flush(map.cells_mut(), remainder) {
             report.book(old, new);
         }
         Ok(report)
@@ -449,7 +449,7 @@ impl Parallel {
         map: &mut Grid<St>,
         seed: u64,
         progress: &mut P,
-        tracks: Option<&mut [Track]>,
+        extras: Extras<'_>,
     ) -> Result<ErosionReport, GridError>
     where
         S: NormalSampler + Clone + Send + Sync,
@@ -457,6 +457,7 @@ impl Parallel {
         P: Progress + ?Sized,
     {
         map.check_finite()?;
+        let Extras { tracks, gate, starts } = extras;
         let params = *snowball.params();
         let total = params.count(map.width(), map.height());
         // The blur's buffer before the map changes (see `Snowball::run`).
@@ -465,7 +466,8 @@ impl Parallel {
         let (mut report, remainder) = match self.snowball_tiling(snowball) {
             Some(tiling) => {
                 let mut ticker = Ticker::new(progress, total);
-                let done = snowball.run_tiled(map, seed, tiling, &mut ticker, stream_seed, tracks);
+                let extras = Extras { tracks, gate, starts };
+                let done = snowball.run_tiled(map, seed, tiling, &mut ticker, stream_seed, extras);
                 ticker.finish(done.0.droplets);
                 done
             }
@@ -474,15 +476,16 @@ impl Parallel {
                 let batch_params = SnowballParams { snowballs, blur: false, ..params };
                 let batch = Snowball::with_sampler(batch_params, inner.clone())
                     .expect("a batch's params are the validated params with fewer snowballs");
-                batch.run_tracked(copy, rng, &mut Silent, tracks).expect("the frozen map is finite")
+                let extras = Extras { tracks, gate, starts };
+                batch.run_tracked(copy, rng, &mut Silent, extras).expect("the frozen map is finite")
             })?,
         };
         let (width, height) = (map.width(), map.height());
         let cells = map.cells_mut();
         if params.blur && !report.cancelled && report.droplets > 0 {
             // The blur places the remainder with its own (as `Snowball::run`).
-            blur_cells(cells, width, height, &BlurParams::default(), remainder, &mut scratch);
-        } else if let Some((old, new)) = carry::flush(cells, remainder) {
+            blur_cells(cells, width, height, &BlurParams::default(), remainder, &mut scratch, &gate);
+        } else if let Some((old, new)) = gate.flush(cells, remainder) {
             report.book(old, new);
         }
         Ok(report)
@@ -625,10 +628,6 @@ mod sealed {
             if let Some(channels) = self.params().channels {
                 return parallel.physical_landscape(self, channels, map, seed, progress, extras);
             }
-            let tiled = parallel.params.layout == Layout::Tiles && self.sampler().lane_kernel().is_some();
-            if extras.steers() && !tiled {
-                return Err(ParamError::new("controls", "none in Parallel batches: tiles take them").into());
-            }
             Ok(parallel.physical(self, map, seed, progress, mode != Mode::Sequential, extras)?)
         }
     }
@@ -643,10 +642,7 @@ mod sealed {
             _: Mode,
             extras: Extras<'_>,
         ) -> Result<ErosionReport, Error> {
-            if extras.steers() {
-                return Err(ParamError::new("controls", SNOWBALL_CONTROLS).into());
-            }
-            Ok(parallel.snowball(self, map, seed, progress, extras.tracks)?)
+            Ok(parallel.snowball(self, map, seed, progress, extras)?)
         }
     }
 

@@ -3,10 +3,16 @@
 
 use alloc::vec::Vec;
 
-use crate::carry;
+use rand_core::Rng;
+
+use crate::controls::Gate;
 use crate::error::{Error, ParamError, check, check_above};
-use crate::grid::{Grid, try_filled};
+use crate::grid::{Grid, GridMut, try_filled};
+use crate::layers;
 use crate::neighbours::{NEIGHBOURS, for_each_neighbour};
+use crate::progress::{Control, Progress, Silent};
+use crate::report::ErosionReport;
+use crate::simulator::{RunOptions, Simulator};
 
 /// Parameters of [`thermal`].
 ///
@@ -67,6 +73,7 @@ impl ThermalParams {
 /// What a [`thermal`] pass did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
 pub struct ThermalReport {
     /// Iterations done.
     pub iterations: u32,
@@ -76,6 +83,86 @@ pub struct ThermalReport {
     /// height over horizontal distance (0 when every slope rests): how far the
     /// pass is from done.
     pub steepest_excess: f64,
+    /// The mass books, as a hydraulic run's ([`MassBalance::of_run`](crate::MassBalance::of_run)
+    /// reads them): `eroded` and `deposited` are both `moved`, the mass
+    /// taken from the cells above and put on those below; nothing leaves the
+    /// map (`outflow` 0) and no droplet runs (`droplets` 0). `cancelled` when
+    /// a progress callback stopped the pass (then `iterations` counts those
+    /// done).
+    pub erosion: ErosionReport,
+}
+
+impl AsRef<ErosionReport> for ThermalReport {
+    fn as_ref(&self) -> &ErosionReport {
+        &self.erosion
+    }
+}
+
+/// The thermal pass as a [`Simulator`], to run through the same options as
+/// the hydraulic models or to alternate with one in a
+/// [`Pipeline`](crate::Pipeline).
+///
+/// It draws nothing from the generator, and ignores `options.mode`. The
+/// options' [`Controls`](crate::Controls) gate it: a cell sends material
+/// down in proportion to `active * min(erodibility, 1)`, and receives
+/// material only if its active value is above 0, so masked cells and
+/// bedrock keep their bits (rain does not apply). `options.layers` records
+/// its erosion and deposition (no water: the other layers stay as they are).
+/// `options.progress` is told after each iteration (`done` and `total` in
+/// iterations) and may stop the pass there.
+///
+/// ```
+/// use hydraulic_erosion::{Heightmap, MassBalance, Simulator, Thermal, ThermalParams};
+///
+/// let before = Heightmap::from_fn(32, 32, |x, _| if x < 16 { 10.0 } else { 0.0 }).unwrap();
+/// let mut map = before.clone();
+/// let report = Thermal::new(ThermalParams::default())?.run_seeded(&mut map, 0)?;
+/// assert!(MassBalance::of_run(&before, &map, &report.erosion).is_conserved());
+/// assert!(report.erosion.eroded > 0.0);
+/// # Ok::<(), hydraulic_erosion::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Thermal {
+    params: ThermalParams,
+}
+
+impl Thermal {
+    /// A thermal pass with `params`.
+    ///
+    /// # Errors
+    /// A [`ParamError`] if `params` fails [`ThermalParams::validate`].
+    pub fn new(params: ThermalParams) -> Result<Self, ParamError> {
+        params.validate()?;
+        Ok(Self { params })
+    }
+
+    /// The validated parameters.
+    pub fn params(&self) -> &ThermalParams {
+        &self.params
+    }
+}
+
+impl Simulator for Thermal {
+    type Report = ThermalReport;
+
+    /// Runs the pass on `map` (see [`Thermal`] and [`thermal`]).
+    ///
+    /// # Errors
+    /// As [`thermal`], and as [`Controls::validate`](crate::Controls::validate)
+    /// for the controls; the map is untouched on error.
+    fn run_with(
+        &mut self,
+        mut map: GridMut<'_>,
+        _rng: &mut dyn Rng,
+        options: RunOptions<'_>,
+    ) -> Result<ThermalReport, Error> {
+        let RunOptions { progress, layers, controls, .. } = options;
+        controls.validate(map.width(), map.height())?;
+        let mut silent = Silent;
+        let progress = progress.unwrap_or(&mut silent);
+        let gate = Gate::of(&controls);
+        layers::record(layers, &mut map, |_| 0, |map, _| talus(map, &self.params, &gate, progress))
+    }
 }
 
 /// Cells per chunk: each chunk carries its own rounding remainder, so the result
@@ -122,6 +209,17 @@ pub fn thermal<S: AsRef<[f32]> + AsMut<[f32]>>(
     params: &ThermalParams,
 ) -> Result<ThermalReport, Error> {
     params.validate()?;
+    talus(&mut map.view_mut(), params, &Gate::default(), &mut Silent)
+}
+
+/// [`thermal`] on validated params, behind `gate` (see [`Thermal`]), telling
+/// `progress` after each iteration.
+fn talus<P: Progress + ?Sized>(
+    map: &mut GridMut<'_>,
+    params: &ThermalParams,
+    gate: &Gate<'_>,
+    progress: &mut P,
+) -> Result<ThermalReport, Error> {
     map.check_finite()?;
     let (width, height) = (map.width(), map.height());
     let talus = params.talus();
@@ -129,15 +227,29 @@ pub fn thermal<S: AsRef<[f32]> + AsMut<[f32]>>(
     // What each cell sends to each of its 8 neighbours this iteration.
     let mut flux = try_filled(map.len().saturating_mul(8), 0.0f32)?;
     let cells = map.cells_mut();
-    let mut report = ThermalReport { iterations: params.iterations, ..ThermalReport::default() };
+    let mut report = ThermalReport::default();
     let mut remainder = 0.0;
-    for _ in 0..params.iterations {
+    let total = u64::from(params.iterations);
+    for done in 1..=params.iterations {
         old.copy_from_slice(cells);
-        report.moved += fluxes(&old, width, height, talus, f64::from(params.rate), &mut flux);
-        remainder += apply(cells, &old, &flux, width, height);
+        let mut moved = fluxes(&old, width, height, talus, f64::from(params.rate), &mut flux);
+        if !gate.is_open() {
+            moved = gate_fluxes(&mut flux, width, height, gate);
+        }
+        report.moved += moved;
+        remainder += match gate.is_open() {
+            true => apply::<false>(cells, &old, &flux, width, height, gate),
+            false => apply::<true>(cells, &old, &flux, width, height, gate),
+        };
+        report.iterations = done;
+        if progress.update(u64::from(done), total) == Control::Stop && done < params.iterations {
+            report.erosion.cancelled = true;
+            break;
+        }
     }
-    // The sub-ulp remainders go to the cell that resolves them best.
-    let _ = carry::flush(cells, remainder);
+    // The sub-ulp remainders go to the (admitted) cell that resolves them best.
+    let _ = gate.flush(cells, remainder);
+    (report.erosion.eroded, report.erosion.deposited) = (report.moved, report.moved);
     report.steepest_excess = steepest_excess(cells, width, height, talus) / f64::from(params.cell_size);
     Ok(report)
 }
@@ -211,10 +323,40 @@ fn fluxes(old: &[f32], width: usize, height: usize, talus: f64, rate: f64, flux:
     moved.iter().sum()
 }
 
+/// Scales each flow by its sender's weight (`active * min(erodibility, 1)`)
+/// and by whether its receiver is admitted; returns the mass now moved.
+fn gate_fluxes(flux: &mut [f32], width: usize, height: usize, gate: &Gate<'_>) -> f64 {
+    let moved = chunked(flux, 8, |start, part| {
+        let mut moved = 0.0f64;
+        for (k, out) in part.chunks_exact_mut(8).enumerate() {
+            let i = start + k;
+            let send = gate.weight(i);
+            let (x, y) = ((i % width) as isize, (i / width) as isize);
+            for ((dx, dy, _), o) in NEIGHBOURS.into_iter().zip(out.iter_mut()) {
+                let (nx, ny) = (x + dx, y + dy);
+                let inside = nx >= 0 && ny >= 0 && (nx as usize) < width && (ny as usize) < height;
+                let admitted = inside && gate.admits(ny as usize * width + nx as usize);
+                *o = if admitted { (f64::from(*o) * send) as f32 } else { 0.0 };
+                moved += f64::from(*o);
+            }
+        }
+        moved
+    });
+    moved.iter().sum()
+}
+
 /// Applies an iteration's flows, chunk by chunk, carrying what `f32` cannot
-/// hold from cell to cell; returns the sum (in chunk order) of the chunks'
+/// hold from cell to cell (when `GATED`, past cells the gate does not admit,
+/// which keep their bits); returns the sum (in chunk order) of the chunks'
 /// last remainders.
-fn apply(cells: &mut [f32], old: &[f32], flux: &[f32], width: usize, height: usize) -> f64 {
+fn apply<const GATED: bool>(
+    cells: &mut [f32],
+    old: &[f32],
+    flux: &[f32],
+    width: usize,
+    height: usize,
+    gate: &Gate<'_>,
+) -> f64 {
     let remainders = chunked(cells, 1, |start, part| {
         let mut remainder = 0.0f64;
         let (mut x, mut y) = (start % width, start / width);
@@ -240,6 +382,9 @@ fn apply(cells: &mut [f32], old: &[f32], flux: &[f32], width: usize, height: usi
             x += 1;
             if x == width {
                 (x, y) = (0, y + 1);
+            }
+            if GATED && !gate.admits(i) {
+                continue; // no flow in or out: only a remainder to carry past
             }
             let target = f64::from(old[i]) + change + remainder;
             let new = target as f32;

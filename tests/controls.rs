@@ -225,23 +225,123 @@ fn bad_maps_are_typed_errors_and_change_nothing() {
 }
 
 #[test]
-fn snowball_and_hydrology_refuse_controls_for_now() {
+fn hydrology_refuses_controls_for_now() {
     let active = mask();
     let controls = || Controls { active: Some(active.view()), ..Controls::default() };
     let mut map = terrain();
     let mut rng = Xoshiro256StarStar::seed_from_u64(1);
-    let params = SnowballParams { snowballs: Some(100), ..SnowballParams::default() };
-    let error = Snowball::new(params)
-        .unwrap()
-        .run_with(map.view_mut(), &mut rng, RunOptions::default().with_controls(controls()))
-        .unwrap_err();
-    assert!(matches!(&error, Error::Param(p) if p.field() == "controls"), "{error:?}");
     let mut hydrology =
         Hydrology::new(HydrologyParams { particles: 100, ..HydrologyParams::default() }, SIZE, SIZE).unwrap();
     let error = hydrology
         .run_with(map.view_mut(), &mut rng, RunOptions::default().with_controls(controls()))
         .unwrap_err();
     assert!(matches!(&error, Error::Param(p) if p.field() == "controls"), "{error:?}");
+    assert_eq!(bits(&map), bits(&terrain()));
+}
+
+/// Snowball's params for these maps (heights in `[0, 1]`): `blur` as asked.
+fn snowballs(count: u32, blur: bool) -> SnowballParams {
+    SnowballParams { snowballs: Some(count), blur, ..SnowballParams::default() }
+}
+
+fn run_snowball(
+    params: SnowballParams,
+    map: &mut Heightmap,
+    controls: Controls<'_>,
+) -> Result<ErosionReport, Error> {
+    let mut rng = Xoshiro256StarStar::seed_from_u64(4);
+    let options = RunOptions::default().with_controls(controls);
+    Snowball::new(params)?.run_with(map.view_mut(), &mut rng, options)
+}
+
+#[test]
+fn snowball_honours_the_mask_with_and_without_its_blur() {
+    let active = mask();
+    for blur in [false, true] {
+        let mut map = terrain();
+        let before = map.clone();
+        let controls = Controls { active: Some(active.view()), ..Controls::default() };
+        let report = run_snowball(snowballs(3_000, blur), &mut map, controls).unwrap();
+        assert_masked(&format!("snowball, blur {blur}"), &before, &map, &report, &active);
+    }
+}
+
+#[test]
+fn snowball_without_controls_is_as_before_and_on_bedrock_only_deposits() {
+    let bedrock = Heightmap::filled(SIZE, SIZE, 0.0).unwrap();
+    let ones = Heightmap::filled(SIZE, SIZE, 1.0).unwrap();
+    for blur in [false, true] {
+        let params = snowballs(3_000, blur);
+        let mut plain = terrain();
+        let mut rng = Xoshiro256StarStar::seed_from_u64(4);
+        let a = Snowball::new(params).unwrap().run(&mut plain, &mut rng).unwrap();
+        // No maps, and an erodibility of 1 everywhere: the same bits.
+        for controls in [Controls::default(), erodibility(&ones)] {
+            let mut map = terrain();
+            let b = run_snowball(params, &mut map, controls).unwrap();
+            assert_eq!(a, b, "blur {blur}");
+            assert_eq!(bits(&plain), bits(&map), "blur {blur}");
+        }
+        // Bedrock: nothing is cut, not even by the blur; the books balance.
+        let mut map = terrain();
+        let before = map.clone();
+        let report = run_snowball(params, &mut map, erodibility(&bedrock)).unwrap();
+        assert_eq!(report.eroded, 0.0, "blur {blur}");
+        assert!(map.cells().iter().zip(before.cells()).all(|(a, b)| a >= b), "blur {blur}");
+        assert!(MassBalance::of_run(&before, &map, &report).is_conserved(), "blur {blur}");
+    }
+}
+
+#[test]
+fn snowballs_start_only_where_rain_falls() {
+    // Rain on one block, on a plane falling away from it towards +x, +y:
+    // the wetness layer (a unit a snowball a step) is 0 wherever no snowball
+    // went, and a dry map starts none.
+    let rain = Heightmap::from_fn(SIZE, SIZE, |x, y| f32::from(u8::from(x >= 40 && y >= 40))).unwrap();
+    let mut map = Heightmap::from_fn(SIZE, SIZE, |x, y| (2 * SIZE - x - y) as f32 * 0.01).unwrap();
+    let mut layers = Layers::new(SIZE, SIZE).unwrap();
+    let mut rng = Xoshiro256StarStar::seed_from_u64(2);
+    let controls = Controls { rain: Some(rain.view()), ..Controls::default() };
+    let options = RunOptions::default().with_controls(controls).with_layers(&mut layers);
+    let report =
+        Snowball::new(snowballs(500, false)).unwrap().run_with(map.view_mut(), &mut rng, options).unwrap();
+    assert_eq!(report.droplets, 500);
+    let wetness = layers.wetness();
+    let wet: Vec<(usize, usize)> =
+        (0..SIZE * SIZE).map(|i| (i % SIZE, i / SIZE)).filter(|&(x, y)| wetness[(x, y)] > 0.0).collect();
+    assert!(wet.len() > 200, "{} cells", wet.len());
+    assert!(wet.iter().all(|&(x, y)| x >= 40 && y >= 40), "{wet:?}");
+    let dry = Heightmap::filled(SIZE, SIZE, 0.0).unwrap();
+    let mut map = terrain();
+    let report = run_snowball(
+        snowballs(500, true),
+        &mut map,
+        Controls { rain: Some(dry.view()), ..Controls::default() },
+    )
+    .unwrap();
+    assert_eq!(report.droplets, 0);
+    assert_eq!(bits(&map), bits(&terrain()));
+}
+
+#[test]
+fn snowball_refuses_bad_maps_and_changes_nothing() {
+    let wrong_size = Heightmap::filled(SIZE, SIZE + 2, 1.0).unwrap();
+    let too_high = Heightmap::filled(SIZE, SIZE, 2.0).unwrap();
+    let mut map = terrain();
+    let error = run_snowball(
+        snowballs(100, true),
+        &mut map,
+        Controls { rain: Some(wrong_size.view()), ..Controls::default() },
+    )
+    .unwrap_err();
+    assert!(matches!(error, Error::Grid(GridError::SizeMismatch { .. })), "{error:?}");
+    let error = run_snowball(
+        snowballs(100, true),
+        &mut map,
+        Controls { active: Some(too_high.view()), ..Controls::default() },
+    )
+    .unwrap_err();
+    assert!(matches!(&error, Error::Param(p) if p.field() == "controls.active"), "{error:?}");
     assert_eq!(bits(&map), bits(&terrain()));
 }
 
@@ -271,12 +371,50 @@ mod parallel {
         )
     }
 
+    /// Every steered layout a model has in a `Parallel` run, by name.
+    fn layouts() -> Vec<(&'static str, Layout, Option<ErosionParams>)> {
+        vec![
+            ("seeds tiles", Layout::Tiles, Some(seeds(4_000))),
+            ("landscape tiles", Layout::Tiles, Some(landscape(4_000))),
+            ("seeds batches", Layout::Batches, Some(seeds(4_000))),
+            ("snowball tiles", Layout::Tiles, None),
+            ("snowball batches", Layout::Batches, None),
+        ]
+    }
+
+    fn run_layout(
+        layout: Layout,
+        physical: Option<ErosionParams>,
+        map: &mut Heightmap,
+        controls: Controls<'_>,
+    ) -> Result<ErosionReport, Error> {
+        let Some(params) = physical else {
+            let parallel = ParallelParams {
+                layout,
+                tile_size: 16,
+                sweep_size: 512,
+                batch_size: 256,
+                ..ParallelParams::default()
+            };
+            let mut rng = Xoshiro256StarStar::seed_from_u64(6);
+            let options = RunOptions::default().with_controls(controls);
+            let mut snowball = Snowball::new(snowballs(3_000, true)).unwrap();
+            return Parallel::new(parallel).unwrap().run_with(
+                &mut snowball,
+                map.view_mut(),
+                &mut rng,
+                options,
+            );
+        };
+        run_parallel(params, layout, map, controls)
+    }
+
     #[test]
-    fn tiles_honour_the_mask_with_the_same_bits_on_any_thread_count() {
+    fn every_layout_honours_the_controls_with_the_same_bits_on_any_thread_count() {
         let active = mask();
         let rain = Heightmap::from_fn(SIZE, SIZE, |_, y| y as f32).unwrap();
         let soft = Heightmap::from_fn(SIZE, SIZE, |x, y| 0.5 + ((x + y) % 3) as f32).unwrap();
-        for (name, params) in [("seeds tiles", seeds(4_000)), ("landscape tiles", landscape(4_000))] {
+        for (name, layout, physical) in layouts() {
             let mut results = Vec::new();
             for threads in [1, 2, 3] {
                 let mut map = terrain();
@@ -287,7 +425,7 @@ mod parallel {
                     erodibility: Some(soft.view()),
                 };
                 let report =
-                    on_threads(threads, || run_parallel(params, Layout::Tiles, &mut map, controls)).unwrap();
+                    on_threads(threads, || run_layout(layout, physical, &mut map, controls)).unwrap();
                 assert_masked(name, &before, &map, &report, &active);
                 results.push(bits(&map));
             }
@@ -296,12 +434,20 @@ mod parallel {
     }
 
     #[test]
-    fn batches_refuse_controls() {
-        let active = mask();
-        let mut map = terrain();
-        let controls = Controls { active: Some(active.view()), ..Controls::default() };
-        let error = run_parallel(seeds(1_000), Layout::Batches, &mut map, controls).unwrap_err();
-        assert!(matches!(&error, Error::Param(p) if p.field() == "controls"), "{error:?}");
-        assert_eq!(bits(&map), bits(&terrain()));
+    fn in_parallel_no_rain_starts_nothing_and_no_controls_change_nothing() {
+        let dry = Heightmap::filled(SIZE, SIZE, 0.0).unwrap();
+        for (name, layout, physical) in layouts() {
+            let mut map = terrain();
+            let controls = Controls { rain: Some(dry.view()), ..Controls::default() };
+            let report = run_layout(layout, physical, &mut map, controls).unwrap();
+            assert_eq!(report.droplets, 0, "{name}");
+            assert_eq!(bits(&map), bits(&terrain()), "{name}");
+            let (mut plain, mut empty) = (terrain(), terrain());
+            let a = run_layout(layout, physical, &mut plain, Controls::default()).unwrap();
+            let ones = Heightmap::filled(SIZE, SIZE, 1.0).unwrap();
+            let b = run_layout(layout, physical, &mut empty, erodibility(&ones)).unwrap();
+            assert_eq!(a, b, "{name}");
+            assert_eq!(bits(&plain), bits(&empty), "{name}");
+        }
     }
 }

@@ -834,9 +834,7 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     /// where `f32` resolves it best (end of a run).
     fn flush_anywhere(&mut self) {
         if self.carry != 0.0 {
-            let gate = self.gate;
-            let best =
-                carry::smallest_magnitude(self.cells, (0..self.cells.len()).filter(|&i| gate.admits(i)));
+            let best = self.gate.smallest_admitted(self.cells);
             self.deposit(best, 0.0);
         }
     }

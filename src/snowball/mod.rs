@@ -10,15 +10,15 @@ use glam::Vec2;
 use rand_core::Rng;
 
 use crate::blur::{BlurParams, blur_cells, blur_scratch};
-use crate::carry;
+use crate::controls::{Gate, Starts, draw_start};
 use crate::droplet::Fate;
 use crate::error::{Error, GridError, ParamError};
 use crate::grid::{Grid, GridMut, GridRef, clamped_cell};
 use crate::layers::{self, Track};
 use crate::math;
 use crate::normal::{CentralDifference, NormalSampler, Offset};
+use crate::physical::Extras;
 use crate::progress::{Progress, Silent, Ticker};
-use crate::random::unit_f32;
 use crate::report::ErosionReport;
 use crate::simulator::{RunOptions, Simulator};
 
@@ -132,13 +132,14 @@ impl<S: NormalSampler + Clone> Snowball<S> {
         &self.sampler
     }
 
-    /// The run behind [`Simulator::run_with`] (and `Parallel`'s batches).
+    /// The run behind [`Simulator::run_with`] (and `Parallel`'s batches, which
+    /// blur after merging: `blur` is off in their params).
     pub(crate) fn run_tracked<St, P>(
         &self,
         map: &mut Grid<St>,
         rng: &mut dyn Rng,
         progress: &mut P,
-        tracks: Option<&mut [Track]>,
+        extras: Extras<'_>,
     ) -> Result<ErosionReport, GridError>
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
@@ -156,15 +157,15 @@ impl<S: NormalSampler + Clone> Snowball<S> {
         // it untouched.
         let mut scratch = if self.params.blur { blur_scratch(map.len())? } else { alloc::vec::Vec::new() };
         let mut sampler = self.sampler.clone();
-        let mut roller = Roller::new(map.cells_mut(), width, height);
+        let Extras { tracks, gate, starts } = extras;
+        let mut roller = Roller::new(map.cells_mut(), width, height, gate);
         roller.tracks = tracks;
-        let (wf, hf) = (width as f32, height as f32);
         for done in 0..total {
             if ticker.should_stop(done) {
                 roller.report.cancelled = true;
                 break;
             }
-            let start = Vec2::new(unit_f32(rng) * wf, unit_f32(rng) * hf);
+            let Some(start) = draw_start(starts, rng, width, height) else { break };
             sampler.spawn(rng);
             roller.roll(&self.params, &sampler, start);
         }
@@ -173,8 +174,8 @@ impl<S: NormalSampler + Clone> Snowball<S> {
         if self.params.blur && !report.cancelled && report.droplets > 0 {
             // The blur carries the run's rounding remainder with its own, so the
             // two leave a single sub-ulp error.
-            blur_cells(cells, width, height, &BlurParams::default(), remainder, &mut scratch);
-        } else if let Some((old, new)) = carry::flush(cells, remainder) {
+            blur_cells(cells, width, height, &BlurParams::default(), remainder, &mut scratch, &gate);
+        } else if let Some((old, new)) = gate.flush(cells, remainder) {
             report.book(old, new);
         }
         ticker.finish(report.droplets);
@@ -208,14 +209,18 @@ impl<S: NormalSampler + Clone> Simulator for Snowball<S> {
         options: RunOptions<'_>,
     ) -> Result<ErosionReport, Error> {
         let RunOptions { progress, layers, controls, .. } = options;
-        controls.refuse(SNOWBALL_CONTROLS)?;
+        controls.validate(map.width(), map.height())?;
+        let starts = Starts::new(&controls, map.width(), map.height())?;
         let mut silent = Silent;
         let progress = progress.unwrap_or(&mut silent);
         layers::record(
             layers,
             &mut map,
             |r: &ErosionReport| r.droplets,
-            |map, tracks| Ok(self.run_tracked(map, rng, progress, tracks)?),
+            |map, tracks| {
+                let extras = Extras { tracks, gate: Gate::of(&controls), starts: Some(&starts) };
+                Ok(self.run_tracked(map, rng, progress, extras)?)
+            },
         )
     }
 }
@@ -223,9 +228,6 @@ impl<S: NormalSampler + Clone> Simulator for Snowball<S> {
 /// A snowball on its way: where it is, where it was (it writes there), its
 /// velocity, its load (exactly the sum of the height changes it made, in
 /// `f64`) and the steps it has taken.
-/// What `Snowball` says of [`Controls`](crate::Controls) it is given.
-pub(crate) const SNOWBALL_CONTROLS: &str = "none with Snowball (not yet supported)";
-
 #[derive(Clone, Copy, Debug)]
 struct Rolling {
     position: Vec2,
@@ -256,12 +258,26 @@ struct Roller<'m> {
     remainder: f64,
     /// The output layers' tracks, when the run records them.
     tracks: Option<&'m mut [Track]>,
+    /// The controls' active mask and erodibility over these cells.
+    gate: Gate<'m>,
 }
 
 impl<'m> Roller<'m> {
-    /// A roller over `cells` (`width` x `height`), with empty books.
-    fn new(cells: &'m mut [f32], width: usize, height: usize) -> Self {
-        Self { cells, width, height, report: ErosionReport::default(), remainder: 0.0, tracks: None }
+    /// A roller over `cells` (`width` x `height`) behind `gate`, with empty
+    /// books.
+    fn new(cells: &'m mut [f32], width: usize, height: usize, gate: Gate<'m>) -> Self {
+        Self { cells, width, height, report: ErosionReport::default(), remainder: 0.0, tracks: None, gate }
+    }
+
+    /// Whether the snowball at `position` stands on a cell it may not enter
+    /// (its active value is 0): it then stops, before its step.
+    #[inline]
+    fn masked(&self, position: Vec2) -> bool {
+        if !self.contains(position) {
+            return false;
+        }
+        let (x, y) = clamped_cell(position, self.width, self.height);
+        !self.gate.admits(y * self.width + x)
     }
 
     #[inline]
@@ -285,7 +301,26 @@ impl<'m> Roller<'m> {
     ///
     /// Each step reads the normal at `position` and writes behind the
     /// snowball, at `previous`; seed 001's loop, split so it can be resumed.
+    /// A snowball that has rolled onto a masked cell stops there (fate
+    /// [`Fate::Masked`], once `allowed(position, previous)`): it settles in
+    /// the cell it came from.
     fn advance<S: NormalSampler>(
+        &mut self,
+        k: &SnowballParams,
+        sampler: &Offset<S>,
+        ball: &mut Rolling,
+        allowed: impl FnMut(Vec2, Vec2) -> bool,
+    ) -> Result<Fate, Refused> {
+        // Without a gate the loop makes no test of it (3 % of a step).
+        match self.gate.is_open() {
+            true => self.advance_through::<false, S>(k, sampler, ball, allowed),
+            false => self.advance_through::<true, S>(k, sampler, ball, allowed),
+        }
+    }
+
+    /// [`advance`](Self::advance), with the gate's tests when `GATED`.
+    #[inline(always)]
+    fn advance_through<const GATED: bool, S: NormalSampler>(
         &mut self,
         k: &SnowballParams,
         sampler: &Offset<S>,
@@ -293,6 +328,9 @@ impl<'m> Roller<'m> {
         mut allowed: impl FnMut(Vec2, Vec2) -> bool,
     ) -> Result<Fate, Refused> {
         loop {
+            if GATED && self.masked(ball.position) {
+                return if allowed(ball.position, ball.previous) { Ok(Fate::Masked) } else { Err(Refused) };
+            }
             if ball.i >= k.max_iterations {
                 return if allowed(ball.position, ball.position) {
                     Ok(Fate::StepLimit)
@@ -317,7 +355,7 @@ impl<'m> Roller<'m> {
             let erosion = k.erosion_rate * (1.0 - n.y) * (ball.i as f32 * k.iteration_scale).min(1.0);
             let change = deposit - erosion;
             if change != 0.0 {
-                ball.load -= self.spread(ball.previous, f64::from(change));
+                ball.load -= self.spread::<GATED>(ball.previous, f64::from(change));
             }
             if !self.contains(ball.position) {
                 return Ok(Fate::LeftMap);
@@ -353,17 +391,24 @@ impl<'m> Roller<'m> {
         if fate == Fate::LeftMap {
             self.report.outflow += ball.load;
         } else if ball.load != 0.0 {
+            // A masked snowball's load goes whole to the cell it came from (a
+            // cell's point has all the bilinear weight).
+            let at = match fate {
+                Fate::Masked => Vec2::new(math::floor(ball.previous.x), math::floor(ball.previous.y)),
+                _ => ball.position,
+            };
             // The rounding remainder of earlier deposits goes with this one (never
             // alone: a stray ulp on flat sea would make it not flat).
             self.remainder += ball.load;
-            self.remainder -= self.spread(ball.position, self.remainder);
+            self.remainder -= self.spread::<true>(at, self.remainder);
         }
     }
 
     /// Adds `amount` at `p` (on the map), spread over the 4 cells around it with
-    /// bilinear weights (the sampler's, clamped at the border); returns the height
-    /// change actually applied, summed in `f64`, and books it.
-    fn spread(&mut self, p: Vec2, amount: f64) -> f64 {
+    /// bilinear weights (the sampler's, clamped at the border), each share
+    /// through the gate; returns the height change actually applied, summed in
+    /// `f64`, and books it.
+    fn spread<const GATED: bool>(&mut self, p: Vec2, amount: f64) -> f64 {
         let (fx, fy) = (math::floor(p.x), math::floor(p.y));
         // The products of 24-bit fractions are exact in f64: the weights sum to 1.
         let (tx, ty) = (f64::from(p.x - fx), f64::from(p.y - fy));
@@ -380,7 +425,11 @@ impl<'m> Roller<'m> {
             if weight == 0.0 {
                 continue;
             }
-            if let Some((old, new)) = carry::add(self.cells, index, amount * weight) {
+            let old = self.cells[index];
+            let proposed = (f64::from(old) + amount * weight) as f32;
+            let new = if GATED { self.gate.apply(index, old, proposed) } else { proposed };
+            if new.is_finite() {
+                self.cells[index] = new;
                 applied -= self.report.book(old, new);
             }
         }

@@ -10,12 +10,13 @@ use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256StarStar;
 
 use super::{Refused, Roller, Rolling, Snowball};
+use crate::controls::draw_start;
 use crate::droplet::Fate;
 use crate::grid::Grid;
 use crate::layers::Track;
 use crate::normal::{NormalSampler, Offset};
+use crate::physical::Extras;
 use crate::progress::{Progress, Ticker};
-use crate::random::unit_f32;
 use crate::report::ErosionReport;
 use crate::tiles::{self, Layout, Traveller, Turn, WithTracks, Zone};
 
@@ -47,7 +48,9 @@ impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
     /// `Xoshiro256StarStar` seeded with `stream(seed, sweep index)`, until every
     /// snowball has stopped. `reach` is the sampler's, at most `tile / 2`.
     /// Returns the report and the rounding remainder still to place (the caller
-    /// blurs or flushes, as after the batches).
+    /// blurs or flushes, as after the batches). The extras' starts (`None`:
+    /// uniform) place the snowballs; each turn reads its zone's copy of the
+    /// gate.
     pub(crate) fn run_tiled<St, P>(
         &self,
         map: &mut Grid<St>,
@@ -55,7 +58,7 @@ impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
         (tile, sweep, reach): (usize, u64, u32),
         ticker: &mut Ticker<'_, P>,
         stream: impl Fn(u64, u64) -> u64,
-        mut tracks: Option<&mut [Track]>,
+        Extras { mut tracks, gate, starts }: Extras<'_>,
     ) -> (ErosionReport, f64)
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
@@ -69,13 +72,12 @@ impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
         }
         let layout = Layout::new(tile, width, height);
         let mut queues: Vec<Vec<Waiting<S>>> = (0..layout.tiles()).map(|_| Vec::new()).collect();
-        let (wf, hf) = (width as f32, height as f32);
         let mut spawned = 0u64;
         let mut round = 0u64;
         loop {
             if ticker.should_stop(report.droplets) {
                 // Everything in flight puts its load down where it stands.
-                let mut roller = Roller::new(map.cells_mut(), width, height);
+                let mut roller = Roller::new(map.cells_mut(), width, height, gate);
                 for w in queues.iter_mut().flat_map(|q| q.drain(..)) {
                     roller.settle(&w.ball, Fate::Stopped);
                 }
@@ -87,12 +89,16 @@ impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
                 let count = sweep.min(total - spawned);
                 let mut rng = Xoshiro256StarStar::seed_from_u64(stream(seed, round));
                 for _ in 0..count {
-                    let start = Vec2::new(unit_f32(&mut rng) * wf, unit_f32(&mut rng) * hf);
+                    let Some(start) = draw_start(starts, &mut rng, width, height) else {
+                        // Rain falls nowhere: no snowball can start.
+                        spawned = total;
+                        break;
+                    };
                     let mut sampler = self.sampler.clone();
                     sampler.spawn(&mut rng);
                     queues[layout.tile_of(start)].push(Waiting { ball: Rolling::new(start), sampler });
                 }
-                spawned += count;
+                spawned = (spawned + count).min(total);
             } else if queues.iter().all(Vec::is_empty) {
                 return (report, remainder);
             }
@@ -103,7 +109,10 @@ impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
                 &mut zoned,
                 &mut queues,
                 &|(cells, tracks): &mut (Vec<f32>, Vec<Track>), zone, queue: &[Waiting<S>]| {
-                    self.turn(reach as f32, cells, tiles::zone_tracks(tracks), zone, queue)
+                    let zone_gate = gate.copy_zone(&zone, width);
+                    let extras =
+                        Extras { tracks: tiles::zone_tracks(tracks), gate: zone_gate.gate(), starts: None };
+                    self.turn(reach as f32, cells, extras, zone, queue)
                 },
             );
             let stuck = tiles::settle(&layout, turns, &mut queues, |books| {
@@ -113,7 +122,7 @@ impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
             if !stuck.is_empty() {
                 // Jumps longer than half a tile: one step each on the whole
                 // map, in turn order.
-                let mut roller = Roller::new(map.cells_mut(), width, height);
+                let mut roller = Roller::new(map.cells_mut(), width, height, gate);
                 roller.tracks = tracks.as_deref_mut();
                 for mut w in stuck {
                     let mut checks = 0;
@@ -131,20 +140,21 @@ impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
         }
     }
 
-    /// One tile's turn: rolls `queue` in order on `cells`, a copy of its zone,
-    /// reading `reach` cells around each snowball's cell.
+    /// One tile's turn: rolls `queue` in order on `cells`, a copy of its zone
+    /// (as are the extras' tracks and gate), reading `reach` cells around each
+    /// snowball's cell.
     fn turn(
         &self,
         reach: f32,
         cells: &mut [f32],
-        tracks: Option<&mut [Track]>,
+        Extras { tracks, gate, .. }: Extras<'_>,
         zone: Zone,
         queue: &[Waiting<S>],
     ) -> Turn<Waiting<S>, Books> {
         let origin = Vec2::new(zone.x0 as f32, zone.y0 as f32);
         let (w, h) = (zone.width, zone.height);
         let holds = |p: Vec2, r: f32| zone.reach.holds_within(w, h, p.x, p.y, r);
-        let mut roller = Roller::new(cells, w, h);
+        let mut roller = Roller::new(cells, w, h, gate);
         roller.tracks = tracks;
         let (mut passed, mut stuck) = (Vec::new(), Vec::new());
         for waiting in queue {
