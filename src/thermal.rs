@@ -222,35 +222,42 @@ fn talus<P: Progress + ?Sized>(
 ) -> Result<ThermalReport, Error> {
     map.check_finite()?;
     let (width, height) = (map.width(), map.height());
-    let talus = params.talus();
-    let mut old = try_filled(map.len(), 0.0f32)?;
-    // What each cell sends to each of its 8 neighbours this iteration.
-    let mut flux = try_filled(map.len().saturating_mul(8), 0.0f32)?;
+    let slope = Slope { width, height, talus: params.talus(), rate: f64::from(params.rate) };
+    // The iterations alternate between the map and this buffer, each reading
+    // the heights the one before wrote.
+    let mut spare = try_filled(map.len(), 0.0f32)?;
+    // Each cell's share of its excesses that slides this iteration: the flows
+    // are recomputed from it where they are applied (8 bytes a cell where
+    // storing the 8 flows took 32; the pass is bound by memory).
+    let mut shares = try_filled(map.len(), 0.0f64)?;
     let cells = map.cells_mut();
     let mut report = ThermalReport::default();
     let mut remainder = 0.0;
     let total = u64::from(params.iterations);
+    let mut latest_in_spare = false;
     for done in 1..=params.iterations {
-        old.copy_from_slice(cells);
-        let mut moved = fluxes(&old, width, height, talus, f64::from(params.rate), &mut flux);
-        if !gate.is_open() {
-            moved = gate_fluxes(&mut flux, width, height, gate);
-        }
-        report.moved += moved;
-        remainder += match gate.is_open() {
-            true => apply::<false>(cells, &old, &flux, width, height, gate),
-            false => apply::<true>(cells, &old, &flux, width, height, gate),
+        let (old, new): (&[f32], &mut [f32]) =
+            if latest_in_spare { (&spare, &mut *cells) } else { (&*cells, &mut spare) };
+        slope.shares(old, &mut shares);
+        let (left, moved) = match gate.is_open() {
+            true => slope.apply::<false>(old, new, &shares, gate),
+            false => slope.apply::<true>(old, new, &shares, gate),
         };
+        (remainder, report.moved) = (remainder + left, report.moved + moved);
+        latest_in_spare = !latest_in_spare;
         report.iterations = done;
         if progress.update(u64::from(done), total) == Control::Stop && done < params.iterations {
             report.erosion.cancelled = true;
             break;
         }
     }
+    if latest_in_spare {
+        cells.copy_from_slice(&spare);
+    }
     // The sub-ulp remainders go to the (admitted) cell that resolves them best.
     let _ = gate.flush(cells, remainder);
     (report.erosion.eroded, report.erosion.deposited) = (report.moved, report.moved);
-    report.steepest_excess = steepest_excess(cells, width, height, talus) / f64::from(params.cell_size);
+    report.steepest_excess = steepest_excess(cells, width, height, slope.talus) / f64::from(params.cell_size);
     Ok(report)
 }
 
@@ -261,143 +268,282 @@ fn excess(old: &[f32], i: usize, j: usize, dist: f64, talus: f64) -> f64 {
     (f64::from(old[i]) - f64::from(old[j]) - talus * dist).max(0.0)
 }
 
-/// Runs `f` on chunks of `CHUNK` cells of `out` (`stride` values a cell), on
-/// the current rayon pool with the `parallel` feature, and returns the results
-/// in chunk order.
-fn chunked<T: Send, R: Send>(
-    out: &mut [T],
-    stride: usize,
-    f: impl Fn(usize, &mut [T]) -> R + Sync,
-) -> Vec<R> {
+/// Runs `f(first row, rows)` on chunks of whole rows of `out` (`width`
+/// values a row, about [`CHUNK`] values a chunk), on the current rayon pool
+/// with the `parallel` feature, and returns the results in chunk order. The
+/// chunks depend on the width only: the same bits for any thread count.
+fn chunked<T: Send, R: Send>(out: &mut [T], width: usize, f: impl Fn(usize, &mut [T]) -> R + Sync) -> Vec<R> {
+    let rows = (CHUNK / width).max(1);
     #[cfg(feature = "parallel")]
     {
         use rayon::prelude::*;
-        out.par_chunks_mut(CHUNK * stride).enumerate().map(|(c, part)| f(c * CHUNK, part)).collect()
+        out.par_chunks_mut(rows * width).enumerate().map(|(c, part)| f(c * rows, part)).collect()
     }
     #[cfg(not(feature = "parallel"))]
     {
-        out.chunks_mut(CHUNK * stride).enumerate().map(|(c, part)| f(c * CHUNK, part)).collect()
+        out.chunks_mut(rows * width).enumerate().map(|(c, part)| f(c * rows, part)).collect()
     }
 }
 
-/// Each cell's flows to its 8 neighbours (in [`NEIGHBOURS`] order; 0 to cells
-/// off the map): `rate * max / 2` shared in proportion to the excess. Returns
-/// the mass moved. Stored as `f32`: the sender and the receiver read the same
-/// value, so the flows conserve exactly whatever their rounding.
-fn fluxes(old: &[f32], width: usize, height: usize, talus: f64, rate: f64, flux: &mut [f32]) -> f64 {
-    let moved = chunked(flux, 8, |start, part| {
-        let mut moved = 0.0f64;
-        let (mut x, mut y) = (start % width, start / width);
-        for (k, out) in part.chunks_exact_mut(8).enumerate() {
-            let i = start + k;
-            let mut e = [0.0f64; 8];
-            if x > 0 && y > 0 && x + 1 < width && y + 1 < height {
-                let here = f64::from(old[i]);
-                for (n, (dx, dy, d)) in NEIGHBOURS.into_iter().enumerate() {
-                    let j = (i as isize + dy * width as isize + dx) as usize;
-                    e[n] = (here - f64::from(old[j]) - talus * d).max(0.0);
-                }
-            } else {
-                for (n, (dx, dy, d)) in NEIGHBOURS.into_iter().enumerate() {
-                    let (nx, ny) = (x as isize + dx, y as isize + dy);
-                    if nx >= 0 && ny >= 0 && (nx as usize) < width && (ny as usize) < height {
-                        e[n] = excess(old, i, ny as usize * width + nx as usize, d, talus);
-                    }
-                }
-            }
-            let total: f64 = e.iter().sum();
-            let max = e.iter().fold(0.0f64, |m, &v| m.max(v));
-            let share = if total > 0.0 { rate * max * 0.5 / total } else { 0.0 };
-            for (o, &v) in out.iter_mut().zip(&e) {
-                *o = (share * v) as f32;
-                moved += f64::from(*o);
-            }
-            // The next cell's column and row, without a division.
-            x += 1;
-            if x == width {
-                (x, y) = (0, y + 1);
-            }
-        }
-        moved
-    });
-    moved.iter().sum()
+/// Cells of a row whose flows are summed before their rounding is carried
+/// (stack buffers, so the sums vectorize and nothing is allocated).
+const BLOCK: usize = 256;
+
+/// `v` if positive, else 0 (one `max` instruction: the heights are finite).
+#[inline(always)]
+fn pos(v: f64) -> f64 {
+    if v > 0.0 { v } else { 0.0 }
 }
 
-/// Scales each flow by its sender's weight (`active * min(erodibility, 1)`)
-/// and by whether its receiver is admitted; returns the mass now moved.
-fn gate_fluxes(flux: &mut [f32], width: usize, height: usize, gate: &Gate<'_>) -> f64 {
-    let moved = chunked(flux, 8, |start, part| {
-        let mut moved = 0.0f64;
-        for (k, out) in part.chunks_exact_mut(8).enumerate() {
-            let i = start + k;
-            let send = gate.weight(i);
-            let (x, y) = ((i % width) as isize, (i / width) as isize);
-            for ((dx, dy, _), o) in NEIGHBOURS.into_iter().zip(out.iter_mut()) {
-                let (nx, ny) = (x + dx, y + dy);
-                let inside = nx >= 0 && ny >= 0 && (nx as usize) < width && (ny as usize) < height;
-                let admitted = inside && gate.admits(ny as usize * width + nx as usize);
-                *o = if admitted { (f64::from(*o) * send) as f32 } else { 0.0 };
-                moved += f64::from(*o);
-            }
-        }
-        moved
-    });
-    moved.iter().sum()
+/// The sum of 8 values as a tree (short dependency chains).
+#[inline(always)]
+fn sum8(v: [f64; 8]) -> f64 {
+    ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]))
 }
 
-/// Applies an iteration's flows, chunk by chunk, carrying what `f32` cannot
-/// hold from cell to cell (when `GATED`, past cells the gate does not admit,
-/// which keep their bits); returns the sum (in chunk order) of the chunks'
-/// last remainders.
-fn apply<const GATED: bool>(
-    cells: &mut [f32],
-    old: &[f32],
-    flux: &[f32],
+/// A cell's share of its excesses `e` over its neighbours: `rate / 2` of the
+/// largest over their sum (0 when it has none), so it sends `rate` times
+/// half its largest excess, split in proportion to the excesses.
+#[inline(always)]
+fn share_of(e: [f64; 8], half_rate: f64) -> f64 {
+    let max = pos(e[0].max(e[1]).max(e[2].max(e[3])).max(e[4].max(e[5]).max(e[6].max(e[7]))));
+    let total = sum8(e);
+    let share = half_rate * max / total;
+    if total > 0.0 { share } else { 0.0 }
+}
+
+/// One iteration's rule on a `width x height` map: the repose slope between
+/// neighbours one cell apart (`talus`) and the share of the excess that moves.
+struct Slope {
     width: usize,
     height: usize,
-    gate: &Gate<'_>,
-) -> f64 {
-    let remainders = chunked(cells, 1, |start, part| {
-        let mut remainder = 0.0f64;
-        let (mut x, mut y) = (start % width, start / width);
-        for (k, cell) in part.iter_mut().enumerate() {
-            let i = start + k;
-            let mut change = 0.0f64;
-            // What neighbour j sends back along the opposite direction (n ^ 1),
-            // less what this cell sends it.
-            let mut trade =
-                |n: usize, j: usize| change += f64::from(flux[j * 8 + (n ^ 1)]) - f64::from(flux[i * 8 + n]);
-            if x > 0 && y > 0 && x + 1 < width && y + 1 < height {
-                for (n, (dx, dy, _)) in NEIGHBOURS.into_iter().enumerate() {
-                    trade(n, (i as isize + dy * width as isize + dx) as usize);
-                }
-            } else {
-                for (n, (dx, dy, _)) in NEIGHBOURS.into_iter().enumerate() {
-                    let (nx, ny) = (x as isize + dx, y as isize + dy);
-                    if nx >= 0 && ny >= 0 && (nx as usize) < width && (ny as usize) < height {
-                        trade(n, ny as usize * width + nx as usize);
-                    }
-                }
-            }
-            x += 1;
-            if x == width {
-                (x, y) = (0, y + 1);
-            }
-            if GATED && !gate.admits(i) {
-                continue; // no flow in or out: only a remainder to carry past
-            }
-            let target = f64::from(old[i]) + change + remainder;
-            let new = target as f32;
-            if new.is_finite() {
-                *cell = new;
-                remainder = target - f64::from(new);
-            } else {
-                remainder = target - f64::from(*cell);
+    talus: f64,
+    rate: f64,
+}
+
+impl Slope {
+    /// Calls `visit(n, j, distance)` for each neighbour `j` of cell `(x, y)`
+    /// on the map, `n` its place in [`NEIGHBOURS`].
+    #[inline(always)]
+    fn neighbours(&self, x: usize, y: usize, mut visit: impl FnMut(usize, usize, f64)) {
+        let (w, h) = (self.width, self.height);
+        for (n, (dx, dy, d)) in NEIGHBOURS.into_iter().enumerate() {
+            let (nx, ny) = (x as isize + dx, y as isize + dy);
+            if nx >= 0 && ny >= 0 && (nx as usize) < w && (ny as usize) < h {
+                visit(n, ny as usize * w + nx as usize, d);
             }
         }
-        remainder
-    });
-    remainders.iter().sum()
+    }
+
+    /// The flow from a cell of height `from` (and share `share`) to a
+    /// neighbour of height `to`, `d` cells away: `share` of the excess, in
+    /// `f32`. Sender and receiver compute it from the same values, so each
+    /// reads the same bits and the flows conserve whatever their rounding.
+    #[inline(always)]
+    fn flow(share: f64, from: f64, to: f64, td: f64) -> f64 {
+        f64::from((share * pos(from - to - td)) as f32)
+    }
+
+    /// A flow through the gate: scaled by the sender's weight, 0 into a cell
+    /// the gate does not admit.
+    #[inline(always)]
+    fn gated(flow: f64, gate: &Gate<'_>, from: usize, to: usize) -> f64 {
+        if gate.admits(to) { f64::from((flow * gate.weight(from)) as f32) } else { 0.0 }
+    }
+
+    /// Whether row `y` has cells with all 8 neighbours (its inner cells).
+    fn has_inner(&self, y: usize) -> bool {
+        y > 0 && y + 1 < self.height && self.width >= 3
+    }
+
+    /// Cell `(x, y)`'s share, neighbour by neighbour (any cell).
+    fn share_at(&self, old: &[f32], x: usize, y: usize) -> f64 {
+        let here = f64::from(old[y * self.width + x]);
+        let mut e = [0.0f64; 8];
+        self.neighbours(x, y, |n, j, d| e[n] = pos(here - f64::from(old[j]) - self.talus * d));
+        share_of(e, self.rate * 0.5)
+    }
+
+    /// Every cell's share ([`share_of`]).
+    fn shares(&self, old: &[f32], shares: &mut [f64]) {
+        let w = self.width;
+        chunked(shares, w, |first, part| {
+            for (r, row) in part.chunks_mut(w).enumerate() {
+                let y = first + r;
+                if !self.has_inner(y) {
+                    for (x, share) in row.iter_mut().enumerate() {
+                        *share = self.share_at(old, x, y);
+                    }
+                    continue;
+                }
+                row[0] = self.share_at(old, 0, y);
+                row[w - 1] = self.share_at(old, w - 1, y);
+                // The inner cells, from three rows of heights: a loop the
+                // compiler vectorizes (cell x reads columns x - 1 to x + 1).
+                let n = w - 2;
+                let (up, mid, down) =
+                    (&old[(y - 1) * w..][..w], &old[y * w..][..w], &old[(y + 1) * w..][..w]);
+                let (t1, t2) = (self.talus, self.talus * core::f64::consts::SQRT_2);
+                let half_rate = self.rate * 0.5;
+                for (k, share) in row[1..=n].iter_mut().enumerate() {
+                    let c = f64::from(mid[k + 1]);
+                    // In `NEIGHBOURS` order.
+                    let e = [
+                        pos(c - f64::from(mid[k + 2]) - t1),
+                        pos(c - f64::from(mid[k]) - t1),
+                        pos(c - f64::from(down[k + 1]) - t1),
+                        pos(c - f64::from(up[k + 1]) - t1),
+                        pos(c - f64::from(down[k + 2]) - t2),
+                        pos(c - f64::from(up[k]) - t2),
+                        pos(c - f64::from(up[k + 2]) - t2),
+                        pos(c - f64::from(down[k]) - t2),
+                    ];
+                    *share = share_of(e, half_rate);
+                }
+            }
+        });
+    }
+
+    /// Cell `(x, y)`'s `(gains, losses)`: what its neighbours send it and
+    /// what it sends them, neighbour by neighbour (any cell; through the gate
+    /// when `GATED`).
+    fn trade_at<const GATED: bool>(
+        &self,
+        old: &[f32],
+        shares: &[f64],
+        gate: &Gate<'_>,
+        x: usize,
+        y: usize,
+    ) -> (f64, f64) {
+        let i = y * self.width + x;
+        let here = f64::from(old[i]);
+        let (mut gains, mut losses) = ([0.0f64; 8], [0.0f64; 8]);
+        self.neighbours(x, y, |n, j, d| {
+            let (there, td) = (f64::from(old[j]), self.talus * d);
+            let (mut gain, mut loss) =
+                (Self::flow(shares[j], there, here, td), Self::flow(shares[i], here, there, td));
+            if GATED {
+                (gain, loss) = (Self::gated(gain, gate, j, i), Self::gated(loss, gate, i, j));
+            }
+            (gains[n], losses[n]) = (gain, loss);
+        });
+        (sum8(gains), sum8(losses))
+    }
+
+    /// Writes into `new` the heights `old` takes with the iteration's flows
+    /// (computed from the shares by sender and receiver alike), chunk by
+    /// chunk, carrying what `f32` cannot hold from cell to cell (when
+    /// `GATED`, past cells the gate does not admit, which keep their bits).
+    /// Returns the sum (in chunk order) of the chunks' last remainders and the
+    /// mass the flows moved.
+    fn apply<const GATED: bool>(
+        &self,
+        old: &[f32],
+        new: &mut [f32],
+        shares: &[f64],
+        gate: &Gate<'_>,
+    ) -> (f64, f64) {
+        let w = self.width;
+        let books = chunked(new, w, |first, part| {
+            let mut books = Carry { remainder: 0.0, moved: 0.0 };
+            for (r, row) in part.chunks_mut(w).enumerate() {
+                let y = first + r;
+                let at = |x: usize| self.trade_at::<GATED>(old, shares, gate, x, y);
+                if GATED || !self.has_inner(y) {
+                    for (x, cell) in row.iter_mut().enumerate() {
+                        let i = y * w + x;
+                        if GATED && !gate.admits(i) {
+                            *cell = old[i]; // no flow in or out: only a remainder to carry past
+                        } else {
+                            books.settle(cell, old[i], at(x));
+                        }
+                    }
+                    continue;
+                }
+                books.settle(&mut row[0], old[y * w], at(0));
+                self.apply_inner(old, shares, y, &mut row[1..w - 1], &mut books);
+                books.settle(&mut row[w - 1], old[y * w + w - 1], at(w - 1));
+            }
+            books
+        });
+        books.iter().fold((0.0, 0.0), |(r, m), b| (r + b.remainder, m + b.moved))
+    }
+
+    /// [`apply`](Self::apply) without a gate on the inner cells of row `y`
+    /// (`row`: their new heights): the flows of a block of cells summed in a
+    /// loop the compiler vectorizes, then their rounding carried in order.
+    fn apply_inner(&self, old: &[f32], shares: &[f64], y: usize, row: &mut [f32], books: &mut Carry) {
+        let w = self.width;
+        let (up, mid, down) = (&old[(y - 1) * w..][..w], &old[y * w..][..w], &old[(y + 1) * w..][..w]);
+        let (s_up, s_mid, s_down) =
+            (&shares[(y - 1) * w..][..w], &shares[y * w..][..w], &shares[(y + 1) * w..][..w]);
+        let (t1, t2) = (self.talus, self.talus * core::f64::consts::SQRT_2);
+        let (mut gained, mut lost) = ([0.0f64; BLOCK], [0.0f64; BLOCK]);
+        for (b, cells) in row.chunks_mut(BLOCK).enumerate() {
+            let start = b * BLOCK; // inner cell k is column k + 1
+            let len = cells.len();
+            for (k, (gain, loss)) in gained[..len].iter_mut().zip(&mut lost[..len]).enumerate() {
+                let k = start + k;
+                let (c, s) = (f64::from(mid[k + 1]), s_mid[k + 1]);
+                // Each neighbour in `NEIGHBOURS` order: its height, share and distance.
+                let around = [
+                    (mid[k + 2], s_mid[k + 2], t1),
+                    (mid[k], s_mid[k], t1),
+                    (down[k + 1], s_down[k + 1], t1),
+                    (up[k + 1], s_up[k + 1], t1),
+                    (down[k + 2], s_down[k + 2], t2),
+                    (up[k], s_up[k], t2),
+                    (up[k + 2], s_up[k + 2], t2),
+                    (down[k], s_down[k], t2),
+                ];
+                let (mut gains, mut losses) = ([0.0f64; 8], [0.0f64; 8]);
+                for (n, (there, share, td)) in around.into_iter().enumerate() {
+                    let there = f64::from(there);
+                    gains[n] = Self::flow(share, there, c, td);
+                    losses[n] = Self::flow(s, c, there, td);
+                }
+                (*gain, *loss) = (sum8(gains), sum8(losses));
+            }
+            // Two carries, through the first and the second half of the
+            // block, interleaved (one chain of roundings is the loop's
+            // bound); the second joins the first at the end.
+            let half = len / 2;
+            let (front, back) = cells.split_at_mut(half);
+            let mut second = Carry { remainder: 0.0, moved: 0.0 };
+            for (k, (a, b)) in front.iter_mut().zip(back.iter_mut()).enumerate() {
+                books.settle(a, mid[start + k + 1], (gained[k], lost[k]));
+                let k = half + k;
+                second.settle(b, mid[start + k + 1], (gained[k], lost[k]));
+            }
+            if len % 2 == 1 {
+                let k = len - 1;
+                second.settle(&mut back[k - half], mid[start + k + 1], (gained[k], lost[k]));
+            }
+            books.remainder += second.remainder;
+            books.moved += second.moved;
+        }
+    }
+}
+
+/// A chunk's books while its cells take their new heights: the rounding
+/// carried from cell to cell, and the mass moved.
+struct Carry {
+    remainder: f64,
+    moved: f64,
+}
+
+impl Carry {
+    /// Sets `cell` to `old` plus `gains - losses` and the carried remainder,
+    /// rounded to `f32` (kept at `old` if that is not finite), carrying what
+    /// the rounding left.
+    #[inline(always)]
+    fn settle(&mut self, cell: &mut f32, old: f32, (gains, losses): (f64, f64)) {
+        self.moved += losses;
+        let target = f64::from(old) + (gains - losses) + self.remainder;
+        let rounded = target as f32;
+        *cell = if rounded.is_finite() { rounded } else { old };
+        self.remainder = target - f64::from(*cell);
+    }
 }
 
 /// The largest excess (height beyond the repose slope over the distance, per
