@@ -6,7 +6,10 @@
 
 mod common;
 
-use hydraulic_erosion::{Format, GridError, HeightRange, Heightmap, IoError, ReadOptions, splat_rgba8};
+use hydraulic_erosion::{
+    EngineSize, Format, GridError, HeightRange, Heightmap, IoError, ReadOptions, encode_r16, fbm_terrain,
+    pad, resample, splat_rgba8,
+};
 
 /// A map whose cell `i` is `cells[i]`, `width` wide.
 fn map(width: usize, cells: &[f32]) -> Heightmap {
@@ -114,6 +117,39 @@ fn exr_without_the_feature_is_a_typed_error() {
     assert!(matches!(Format::Exr.decode(&[0; 8], &ReadOptions::default()), Err(IoError::Unsupported(_))));
 }
 
+/// A map resized for an engine: Unity's 513 (2^9 + 1) by resampling, and
+/// Unreal's 505 by padding, as each engine's importer expects them.
+fn engine_maps() -> [(EngineSize, Heightmap); 2] {
+    let terrain = fbm_terrain(300, 300, 3).unwrap();
+    let unity = EngineSize::Unity.side_for(300).unwrap();
+    let unreal = EngineSize::Unreal.side_for(300).unwrap();
+    assert_eq!((unity, unreal), (513, 505));
+    [
+        (EngineSize::Unity, resample(&terrain, unity, unity).unwrap()),
+        (EngineSize::Unreal, pad(&terrain, unreal, unreal).unwrap()),
+    ]
+}
+
+#[test]
+fn r16_at_engine_sizes_is_little_endian_row_by_row() {
+    // Unity's and Unreal's raw importers read `side * side` 16-bit samples,
+    // row 0 first, "Windows" (little-endian) byte order.
+    for (engine, map) in engine_maps() {
+        let side = map.width();
+        let range = HeightRange::of(&map);
+        let bytes = encode_r16(&map, range).unwrap();
+        assert_eq!(bytes.len(), side * side * 2, "{engine:?}");
+        for (x, y) in [(0, 0), (side - 1, 0), (7, 3), (side - 1, side - 1)] {
+            let at = 2 * (y * side + x);
+            let sample = u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+            assert_eq!(sample, range.sample_of(map[(x, y)]), "{engine:?} ({x}, {y})");
+        }
+        // The full range is used: the lowest cell is 0, the highest 65535.
+        let samples: Vec<u16> = bytes.chunks(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect();
+        assert_eq!((samples.iter().min(), samples.iter().max()), (Some(&0), Some(&65_535)), "{engine:?}");
+    }
+}
+
 #[cfg(feature = "png")]
 mod png_layers {
     use super::*;
@@ -155,6 +191,29 @@ mod png_layers {
             assert!(worst <= half_step, "{range:?}: {worst} > {half_step}");
             // Read back and written again: the same file.
             assert_eq!(encode_png8(&back, range).unwrap(), png);
+        }
+    }
+
+    #[test]
+    fn png16_at_engine_sizes_has_the_header_and_samples_importers_read() {
+        // The IHDR chunk right after the signature: width and height
+        // (big-endian), bit depth 16, colour type 0 (grayscale); samples are
+        // big-endian, as PNG stores every 16-bit sample.
+        for (engine, map) in engine_maps() {
+            let side = map.width() as u32;
+            let range = HeightRange::of(&map);
+            let file = hydraulic_erosion::encode_png(&map, range).unwrap();
+            assert_eq!(&file[..8], b"\x89PNG\r\n\x1a\n");
+            assert_eq!(&file[12..16], b"IHDR");
+            assert_eq!(u32::from_be_bytes(file[16..20].try_into().unwrap()), side, "{engine:?}");
+            assert_eq!(u32::from_be_bytes(file[20..24].try_into().unwrap()), side, "{engine:?}");
+            assert_eq!((file[24], file[25]), (16, 0), "{engine:?}");
+            let (colour, depth, data) = samples(&file);
+            assert_eq!((colour, depth), (png::ColorType::Grayscale, png::BitDepth::Sixteen));
+            let last = (side * side - 1) as usize;
+            let sample = |i: usize| u16::from_be_bytes([data[2 * i], data[2 * i + 1]]);
+            assert_eq!(sample(0), range.sample_of(map.cells()[0]), "{engine:?}");
+            assert_eq!(sample(last), range.sample_of(map.cells()[last]), "{engine:?}");
         }
     }
 
@@ -228,6 +287,32 @@ mod exr_files {
         let at = file.windows(key.len()).position(|w| w == key).unwrap() + key.len();
         file[at..at + 4].copy_from_slice(&((height + 15) / 16).to_le_bytes());
         file
+    }
+
+    #[test]
+    fn exr_at_engine_sizes_is_one_y_channel_of_the_heights() {
+        // What Godot's EXR loader (tinyexr) reads: the magic number, version 2
+        // single-part scan lines, one channel "Y" (read into red, green and
+        // blue alike), and a data window of the map's size; heights as they
+        // are (no range), little-endian like every EXR value.
+        for (engine, map) in engine_maps() {
+            let side = map.width() as i32;
+            for (sample, kind) in [(ExrSample::F32, x::SampleType::F32), (ExrSample::F16, x::SampleType::F16)]
+            {
+                let file = encode_exr(&map, sample).unwrap();
+                assert_eq!(&file[..4], &[0x76, 0x2f, 0x31, 0x01], "{engine:?}");
+                assert_eq!(file[4], 2, "{engine:?}: version");
+                assert_eq!(file[5] & 0x02, 0, "{engine:?}: not tiled");
+                assert_eq!(channels(&file), vec![("Y".to_string(), kind)], "{engine:?}");
+                let window =
+                    |i: usize| i32::from_le_bytes(file[data_window(&file, i)..][..4].try_into().unwrap());
+                assert_eq!([window(0), window(1), window(2), window(3)], [0, 0, side - 1, side - 1]);
+                let back = decode_exr(&file, DEFAULT_MAX_CELLS).unwrap();
+                if sample == ExrSample::F32 {
+                    assert_eq!(bits(&back), bits(&map), "{engine:?}");
+                }
+            }
+        }
     }
 
     #[test]
