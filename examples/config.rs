@@ -13,6 +13,14 @@
 //!   `{"file": {"path": "...", "options": {...}}}` (`ReadOptions`' fields).
 //! - `model`: `{"physical": {...}}` with `ErosionParams`' fields; missing ones
 //!   take their defaults, unknown ones are errors.
+//! - `controls`: control maps the run obeys, each a file of the terrain's size
+//!   (`{"mask": "...", "rain": "...", "erodibility" or "hardness": "..."}`;
+//!   optional). The sample's mask keeps the map's rim untouched.
+//! - `thermal`: a thermal (talus) pass after the run, `ThermalParams`' fields
+//!   (optional); it obeys the controls too. The sample's `cell_size` 0.0167
+//!   is a cell as wide as `height_scale` 60 (the default) sees it.
+//! - `layers`: output layers to record and write into `outputs.dir` (any of
+//!   `flux`, `wetness`, `sediment`, `erosion`, `deposition`; with `splat.png`).
 //! - `outputs`: `dir`, `before` and `after` (lists of heightmap files, format from
 //!   the extension), `preview` and `change` (PNG names), `range` (of 16-bit
 //!   files), `hillshade` (`Hillshade`'s fields).
@@ -26,8 +34,10 @@ mod common;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use common::{Model, Outputs, say};
-use hydraulic_erosion::{Heightmap, NoiseTerrain, ReadOptions, fbm_terrain, read_heightmap};
+use common::{ControlFiles, Model, Outputs, say};
+use hydraulic_erosion::{
+    Heightmap, Layers, NoiseTerrain, ReadOptions, ThermalParams, fbm_terrain, read_heightmap,
+};
 use serde::Deserialize;
 
 /// A whole run.
@@ -38,6 +48,12 @@ struct Config {
     seed: u64,
     terrain: Terrain,
     model: Model,
+    #[serde(default)]
+    controls: ControlFiles,
+    #[serde(default)]
+    thermal: Option<ThermalParams>,
+    #[serde(default)]
+    layers: Vec<String>,
     #[serde(default)]
     outputs: Outputs,
     #[serde(default)]
@@ -95,9 +111,26 @@ fn run() -> Result<(), String> {
         config.model.name(),
         config.seed
     );
-    let (after, outcome) =
-        common::erode(&config.model, &before, config.seed, false, common::RunExtras::default())?;
+    if let Some(unknown) = config.layers.iter().find(|n| !common::LAYER_NAMES.contains(&n.as_str())) {
+        return Err(format!(
+            "{path}: unknown layer {unknown:?} (available: {})",
+            common::LAYER_NAMES.join(", ")
+        ));
+    }
+    let maps = config.controls.read(&before)?;
+    let mut layers = match config.layers.is_empty() {
+        true => None,
+        false => Some(Layers::new(before.width(), before.height()).map_err(|e| e.to_string())?),
+    };
+    let extras = common::RunExtras { layers: layers.as_mut(), controls: maps.controls() };
+    let (mut after, outcome) = common::erode(&config.model, &before, config.seed, false, extras)?;
+    if let Some(params) = config.thermal {
+        common::talus(&mut after, params, maps.controls())?;
+    }
     config.outputs.write(&before, &after, &outcome)?;
+    if let Some(layers) = &layers {
+        common::write_layers(&config.outputs.dir, layers, &config.layers)?;
+    }
     if let Some(report) = &config.report {
         let json = serde_json::to_string_pretty(&outcome.report).map_err(|e| e.to_string())?;
         std::fs::write(report, json + "\n").map_err(|e| format!("{}: {e}", report.display()))?;
@@ -131,6 +164,13 @@ mod tests {
         assert!(p.pit_safe && p.droplets == 150_000);
         config.outputs.hillshade.validate().unwrap();
         assert_eq!(config.outputs.after.len(), 3);
+        config.thermal.unwrap().validate().unwrap();
+        assert!(config.layers.iter().all(|n| common::LAYER_NAMES.contains(&n.as_str())));
+        // The mask it names is there, at the terrain's size.
+        let mask = config.controls.mask.as_deref().unwrap();
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(mask);
+        let map = read_heightmap(&file, &ReadOptions::default()).unwrap();
+        assert_eq!([map.width(), map.height()], *size);
     }
 
     #[test]
@@ -143,6 +183,10 @@ mod tests {
             format!(r#"{{{base}, "model": {{"physcial": {{}}}}}}"#),
             format!(r#"{{{base}, "model": {{"physical": {{"dorplets": 5}}}}}}"#),
             format!(r#"{{{base}, "model": {{"physical": {{}}}}, "sed": 3}}"#),
+            format!(
+                r#"{{{base}, "model": {{"physical": {{}}}}, "controls": {{"mask": "m.png", "hard": "h.png"}}}}"#
+            ),
+            format!(r#"{{{base}, "model": {{"physical": {{}}}}, "thermal": {{"repose": 30}}}}"#),
             r#"{"model": {"physical": {}}}"#.to_string(),
         ] {
             assert!(parse(&bad).is_err(), "{bad}");

@@ -21,7 +21,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use hydraulic_erosion::rand_core::SeedableRng;
-use hydraulic_erosion::{Controls, RunOptions};
+use hydraulic_erosion::{
+    Controls, ReadOptions, RunOptions, Simulator, Thermal, ThermalParams, read_heightmap,
+};
 use hydraulic_erosion::{
     ErosionParams, ErosionReport, HeightRange, Heightmap, Hillshade, Hydrology, HydrologyParams, Layers,
     MassBalance, Overlays, Physical, Progress, Snowball, SnowballParams, erosion_map, write_heightmap,
@@ -144,6 +146,78 @@ impl<T: hydraulic_erosion::Simulator> Runnable for T {}
 pub struct RunExtras<'a> {
     pub layers: Option<&'a mut Layers>,
     pub controls: Controls<'a>,
+}
+
+/// Control maps to read from files (each the terrain's size; a 16-bit PNG's
+/// samples as `[0, 1]`): `mask` (the active mask), `rain`, and `erodibility`
+/// or `hardness` (erodibility `1 - hardness`). In a config file
+/// `{"mask": "mask.png", "hardness": "rock.png"}`.
+#[derive(Clone, Debug, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
+pub struct ControlFiles {
+    pub mask: Option<String>,
+    pub rain: Option<String>,
+    pub erodibility: Option<String>,
+    pub hardness: Option<String>,
+}
+
+/// The maps of [`ControlFiles`], read.
+pub struct ControlMaps {
+    active: Option<Heightmap>,
+    rain: Option<Heightmap>,
+    erodibility: Option<Heightmap>,
+}
+
+impl ControlFiles {
+    /// Reads the maps, checking each has the size of `terrain`.
+    pub fn read(&self, terrain: &Heightmap) -> Result<ControlMaps, String> {
+        let read = |path: &Option<String>| -> Result<Option<Heightmap>, String> {
+            let Some(path) = path else { return Ok(None) };
+            let map = read_heightmap(path, &ReadOptions::default()).map_err(|e| format!("{path}: {e}"))?;
+            terrain.check_same_size(&map).map_err(|e| format!("{path}: {e}"))?;
+            Ok(Some(map))
+        };
+        if self.erodibility.is_some() && self.hardness.is_some() {
+            return Err("erodibility and hardness say the same thing: give one".into());
+        }
+        // Hardness in [0, 1] (1: bedrock) is erodibility `1 - hardness`.
+        let erodibility = match read(&self.hardness)? {
+            Some(hard) => Some(
+                Heightmap::from_fn(hard.width(), hard.height(), |x, y| (1.0 - hard[(x, y)]).max(0.0))
+                    .map_err(|e| e.to_string())?,
+            ),
+            None => read(&self.erodibility)?,
+        };
+        Ok(ControlMaps { active: read(&self.mask)?, rain: read(&self.rain)?, erodibility })
+    }
+}
+
+impl ControlMaps {
+    /// The maps as a run's `Controls`.
+    pub fn controls(&self) -> Controls<'_> {
+        Controls {
+            active: self.active.as_ref().map(|m| m.view()),
+            rain: self.rain.as_ref().map(|m| m.view()),
+            erodibility: self.erodibility.as_ref().map(|m| m.view()),
+        }
+    }
+}
+
+/// A thermal (talus) pass over `after` with the controls a run obeyed, and a
+/// line saying what it did.
+pub fn talus(after: &mut Heightmap, params: ThermalParams, controls: Controls<'_>) -> Result<(), String> {
+    let mut pass = Thermal::new(params).map_err(|e| e.to_string())?;
+    let options = RunOptions::default().with_controls(controls);
+    let mut no_draws = Xoshiro256StarStar::seed_from_u64(0);
+    let report = pass.run_with(after.view_mut(), &mut no_draws, options).map_err(|e| e.to_string())?;
+    say!(
+        "thermal: {} iterations, {:.3} moved, steepest slope beyond repose {:.4}",
+        report.iterations,
+        report.moved,
+        report.steepest_excess
+    );
+    Ok(())
 }
 
 /// How a run is made: its seed, whether on the current rayon pool, and its

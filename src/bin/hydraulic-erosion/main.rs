@@ -20,10 +20,9 @@
 //! splatting. They describe the hydraulic run (not the thermal pass).
 //! `--mask FILE`, `--rain FILE` and `--erodibility FILE` (or `--hardness
 //! FILE`, erodibility `1 - hardness`) read maps of the terrain's size (a
-//! 16-bit PNG's samples as `[0, 1]`) and steer the `physical` model through
-//! `Controls`: the mask's 0 cells stay untouched and get no rain, rain weights
-//! where droplets start, erodibility scales the cuts (0: bedrock). The other
-//! models refuse them.
+//! 16-bit PNG's samples as `[0, 1]`) and steer the run (and the thermal pass)
+//! through `Controls`: the mask's 0 cells stay untouched and get no rain, rain
+//! weights where droplets start, erodibility scales the cuts (0: bedrock).
 //! `--threads T` runs on `T` threads (`Parallel`, tiles: the same bits for any
 //! `T`); without it, one thread in the fastest mode. Ctrl-C stops the run
 //! cleanly: every droplet under way puts its load down, the map stays balanced,
@@ -47,10 +46,8 @@ mod common;
 
 use std::process::ExitCode;
 
-use common::{MODELS, Model, Outputs, say};
-use hydraulic_erosion::{
-    Controls, ErosionParams, Heightmap, Layers, ReadOptions, ThermalParams, read_heightmap, thermal,
-};
+use common::{ControlFiles, MODELS, Model, Outputs, say};
+use hydraulic_erosion::{ErosionParams, Layers, ReadOptions, ThermalParams, read_heightmap};
 
 const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--pit-safe] [--thermal | --repose DEG] [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]";
 
@@ -187,44 +184,21 @@ fn run() -> Result<(), String> {
         true => None,
         false => Some(Layers::new(before.width(), before.height()).map_err(|e| e.to_string())?),
     };
-    let read_map = |path: &Option<String>| -> Result<Option<Heightmap>, String> {
-        let Some(path) = path else { return Ok(None) };
-        let map = read_heightmap(path, &ReadOptions::default()).map_err(|e| format!("{path}: {e}"))?;
-        before.check_same_size(&map).map_err(|e| format!("{path}: {e}"))?;
-        Ok(Some(map))
+    let files = ControlFiles {
+        mask: args.mask,
+        rain: args.rain,
+        erodibility: args.erodibility,
+        hardness: args.hardness,
     };
-    if args.erodibility.is_some() && args.hardness.is_some() {
-        return Err("--erodibility and --hardness say the same thing: give one".into());
-    }
-    let (mask, rain) = (read_map(&args.mask)?, read_map(&args.rain)?);
-    // Hardness in [0, 1] (1: bedrock) is erodibility `1 - hardness`.
-    let erodibility = match read_map(&args.hardness)? {
-        Some(hard) => Some(
-            Heightmap::from_fn(hard.width(), hard.height(), |x, y| (1.0 - hard[(x, y)]).max(0.0))
-                .map_err(|e| e.to_string())?,
-        ),
-        None => read_map(&args.erodibility)?,
-    };
-    let controls = Controls {
-        active: mask.as_ref().map(|m| m.view()),
-        rain: rain.as_ref().map(|m| m.view()),
-        erodibility: erodibility.as_ref().map(|m| m.view()),
-    };
+    let maps = files.read(&before)?;
     let threaded = args.threads.is_some();
-    let extras = common::RunExtras { layers: layers.as_mut(), controls };
+    let extras = common::RunExtras { layers: layers.as_mut(), controls: maps.controls() };
     let (mut after, outcome) = common::erode(&args.model, &before, args.seed, threaded, extras)?;
     if let Some(repose_angle) = args.thermal {
         // Cells as wide as the model sees them (`1 / height_scale`).
         let cell_size = 1.0 / args.model.height_scale().max(1e-6);
-        let report =
-            thermal(&mut after, &ThermalParams { repose_angle, cell_size, ..ThermalParams::default() })
-                .map_err(|e| e.to_string())?;
-        say!(
-            "thermal: {} iterations, {:.3} moved, steepest slope beyond repose {:.4}",
-            report.iterations,
-            report.moved,
-            report.steepest_excess
-        );
+        let params = ThermalParams { repose_angle, cell_size, ..ThermalParams::default() };
+        common::talus(&mut after, params, maps.controls())?;
     }
 
     let mut outputs = Outputs::default();
