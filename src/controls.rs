@@ -37,13 +37,12 @@ use crate::random::unit_f32;
 /// cells by the smaller of their `active * min(erodibility, 1)`, so masked
 /// cells and bedrock keep their bits; the [`Thermal`](crate::Thermal) pass
 /// sends material from a cell in proportion to that weight and only to
-/// active cells (it has no rain).
+/// active cells (it has no rain); [`Hydrology`](crate::Hydrology)'s particles
+/// as `Physical`'s droplets, and its floods treat masked cells as walls, so
+/// no pool covers them.
 ///
 /// Conservation is exact with any of them ([`MassBalance`](crate::MassBalance)):
 /// a droplet is credited with each change as applied.
-///
-/// [`Hydrology`](crate::Hydrology) refuses controls for now (a [`ParamError`]
-/// for the field `controls`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Controls<'a> {
     /// Where the run may change the terrain, `[0, 1]` a cell; `None`: everywhere.
@@ -58,15 +57,6 @@ impl Controls<'_> {
     /// Whether no map is set.
     pub fn is_empty(&self) -> bool {
         self.active.is_none() && self.rain.is_none() && self.erodibility.is_none()
-    }
-
-    /// Refuses any map, for a model that does not take controls yet (`model`
-    /// names it in the error).
-    pub(crate) fn refuse(&self, model: &'static str) -> Result<(), ParamError> {
-        match self.is_empty() {
-            true => Ok(()),
-            false => Err(ParamError::new("controls", model)),
-        }
     }
 
     /// Checks that every map has the size `width x height` and valid cells.
@@ -136,6 +126,13 @@ impl<'a> Gate<'a> {
     #[inline(always)]
     pub(crate) fn is_open(&self) -> bool {
         self.open
+    }
+
+    /// Whether the gate has an active mask (cells a droplet may not enter).
+    #[cfg(feature = "parallel")]
+    #[inline(always)]
+    pub(crate) fn masks(&self) -> bool {
+        self.active.is_some()
     }
 
     /// Whether a droplet may enter cell `i` (its active value is above 0).
@@ -272,12 +269,6 @@ impl Starts {
             *total = sum;
         }
         Ok(Starts { width, height, cumulative })
-    }
-
-    /// Whether droplets start uniformly (no rain map, no active mask).
-    #[cfg(feature = "parallel")]
-    pub(crate) fn is_uniform(&self) -> bool {
-        self.cumulative.is_empty()
     }
 
     /// A droplet's start. Uniform: `x` then `y` from one `next_u64` each (top

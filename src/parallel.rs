@@ -12,9 +12,8 @@ use crate::channels::Channels;
 use crate::controls::{Gate, Starts};
 use crate::error::{Error, GridError, ParamError, check};
 use crate::grid::{Grid, GridMut, Heightmap, try_copy, try_filled};
-use crate::hydrology::HYDROLOGY_CONTROLS;
 use crate::hydrology::{Hydrology, HydrologyReport};
-use crate::layers::{self, Track};
+use crate::layers::{self, NO_TRACK, Track};
 use crate::normal::NormalSampler;
 use crate::params::ErosionParams;
 use crate::physical::{Extras, Physical, landscape_tiled, tiled};
@@ -542,7 +541,7 @@ impl Parallel {
         let mut batch_tracks: Vec<Vec<Track>> = Vec::new();
         for _ in 0..per_round.min(total) {
             copies.push(copy()?);
-            batch_tracks.push(if tracks.is_some() { try_filled(map.len(), [0.0; 3])? } else { Vec::new() });
+            batch_tracks.push(if tracks.is_some() { try_filled(map.len(), NO_TRACK)? } else { Vec::new() });
         }
         // Batch `first` is the first of the round, counted over the whole run.
         let (mut first, mut done) = (0u64, 0u64);
@@ -571,7 +570,7 @@ impl Parallel {
                     let k = k as u64;
                     let count = count.min(left - k * count);
                     copy.cells_mut().copy_from_slice(frozen.cells());
-                    own_tracks.fill([0.0; 3]);
+                    own_tracks.fill(NO_TRACK);
                     let mut rng = Xoshiro256StarStar::seed_from_u64(stream_seed(seed, first + k));
                     batch(copy, count, &mut rng, tiles::zone_tracks(own_tracks))
                 })
@@ -656,11 +655,8 @@ mod sealed {
             _: Mode,
             extras: Extras<'_>,
         ) -> Result<HydrologyReport, Error> {
-            if extras.steers() {
-                return Err(ParamError::new("controls", HYDROLOGY_CONTROLS).into());
-            }
             let tile = parallel.params.tile_size as usize;
-            Ok(self.run_tiled(map, seed, tile, progress, stream_seed, extras.tracks)?)
+            Ok(self.run_tiled(map, seed, tile, progress, stream_seed, extras)?)
         }
     }
 }

@@ -69,6 +69,26 @@ impl Zone {
             && (high_y || p.y < y0 + self.height as f32 - r)
     }
 
+    /// A position in the zone, `local`, back in map coordinates. The sum can
+    /// round up onto the edge of the next cell; with an active mask
+    /// (`keep_cell`) it stays in its own cell, which the gate admits where
+    /// the next may be masked. Without one it rounds as it always has (the
+    /// same bits).
+    pub(crate) fn to_map(self, local: Vec2, keep_cell: bool) -> Vec2 {
+        let origin = Vec2::new(self.x0 as f32, self.y0 as f32);
+        let map = local + origin;
+        if !keep_cell {
+            return map;
+        }
+        // Rounding is monotonic, so the sum is never below its cell's low edge.
+        let inside = |l: f32, o: f32, m: f32| {
+            // Whole numbers well below 2^24: exact.
+            let edge = crate::math::floor(l) + o + 1.0;
+            if m < edge { m } else { f32::from_bits(edge.to_bits() - 1) }
+        };
+        Vec2::new(inside(local.x, origin.x, map.x), inside(local.y, origin.y, map.y))
+    }
+
     /// Whether a traveller at `(px, py)` (zone coordinates) reads only inside
     /// the zone: its cell and that cell's neighbours, or, across the map's
     /// edge, the edge cells.
@@ -369,7 +389,19 @@ fn lock<T: ?Sized>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 #[cfg(test)]
 mod tests {
+
     use super::*;
+    /// Back on the map, a position just below a cell's edge can round onto
+    /// it: with controls it is kept in its cell (the next may be masked).
+    #[test]
+    fn a_position_back_on_the_map_keeps_its_cell_with_controls() {
+        let zone = Zone { x0: 32, y0: 8, width: 16, height: 16, reach: Reach::WHOLE };
+        let local = Vec2::new(f32::from_bits(16.0f32.to_bits() - 1), 3.25);
+        assert_eq!(zone.to_map(local, false), Vec2::new(48.0, 11.25));
+        let kept = zone.to_map(local, true);
+        assert_eq!(kept, Vec2::new(f32::from_bits(48.0f32.to_bits() - 1), 11.25));
+        assert_eq!(zone.to_map(Vec2::new(5.5, 0.0), true), Vec2::new(37.5, 8.0));
+    }
 
     /// Two tiles of one colour never share a cell of their zones, whatever the
     /// map and tile sizes: their turns can run at once.

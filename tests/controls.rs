@@ -225,18 +225,20 @@ fn bad_maps_are_typed_errors_and_change_nothing() {
 }
 
 #[test]
-fn hydrology_refuses_controls_for_now() {
+fn hydrology_honours_the_mask() {
+    // More in tests/controls_hydrology.rs.
     let active = mask();
-    let controls = || Controls { active: Some(active.view()), ..Controls::default() };
     let mut map = terrain();
+    let before = map.clone();
     let mut rng = Xoshiro256StarStar::seed_from_u64(1);
     let mut hydrology =
-        Hydrology::new(HydrologyParams { particles: 100, ..HydrologyParams::default() }, SIZE, SIZE).unwrap();
-    let error = hydrology
-        .run_with(map.view_mut(), &mut rng, RunOptions::default().with_controls(controls()))
-        .unwrap_err();
-    assert!(matches!(&error, Error::Param(p) if p.field() == "controls"), "{error:?}");
-    assert_eq!(bits(&map), bits(&terrain()));
+        Hydrology::new(HydrologyParams { particles: 3_000, ..HydrologyParams::default() }, SIZE, SIZE)
+            .unwrap();
+    let controls = Controls { active: Some(active.view()), ..Controls::default() };
+    let report =
+        hydrology.run_with(map.view_mut(), &mut rng, RunOptions::default().with_controls(controls)).unwrap();
+    assert_masked("hydrology", &before, &map, &report.erosion, &active);
+    assert!(report.is_water_balanced(), "{report:?}");
 }
 
 /// Snowball's params for these maps (heights in `[0, 1]`): `blur` as asked.

@@ -9,7 +9,7 @@ use hydraulic_erosion::{
     fbm_terrain,
 };
 
-use common::{assert_books, map_hash};
+use common::{assert_books, basin, lake_params, map_hash};
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{RunOptions, Simulator};
 use rand_xoshiro::Xoshiro256StarStar;
@@ -68,20 +68,6 @@ fn same_bits_on_1_2_and_4_threads() {
     assert!(!trees.is_empty());
 }
 
-/// A round basin walled in at the border: a bowl 48 cells across with a flat
-/// floor 8 cells across.
-fn basin() -> Heightmap {
-    let c = 23.5;
-    Heightmap::from_fn(48, 48, |x, y| {
-        if x == 0 || y == 0 || x == 47 || y == 47 {
-            return 2.0;
-        }
-        let r = ((x as f32 - c).powi(2) + (y as f32 - c).powi(2)).sqrt();
-        0.2 + 0.01 * (r - 4.0).max(0.0)
-    })
-    .unwrap()
-}
-
 #[test]
 fn value_stability() {
     // Pinned: a change here is value-breaking (see tests/value_stability.rs).
@@ -99,18 +85,10 @@ fn value_stability() {
 fn pools_wider_than_a_zone_flood_on_the_whole_map() {
     // Particles that stall on all but steep ground and move no sediment (the
     // scene of tests/hydrology.rs): they hop down into the basin and fill it.
-    let p = HydrologyParams {
-        particles: 1500,
-        volume_factor: 2.0,
-        deposition_rate: 0.0,
-        stall_stream: 0.0,
-        stall_acceleration: 1.0,
-        trees: false,
-        ..HydrologyParams::default()
-    };
-    let (_, _, report) = on_1_2_and_4_threads(&tiles(8), p, basin, 3);
+    let p = lake_params();
+    let (_, _, report) = on_1_2_and_4_threads(&tiles(8), p, || basin(48), 3);
     // Run again to look at the pool.
-    let mut map = basin();
+    let mut map = basin(48);
     let mut h = Hydrology::new(p, 48, 48).unwrap();
     let again = tiles(8).run_seeded(&mut h, &mut map, 3).unwrap();
     assert_eq!(again, report);
@@ -120,7 +98,7 @@ fn pools_wider_than_a_zone_flood_on_the_whole_map() {
     assert!(wet > 16, "{wet} wet cells across the middle: {report:?}");
     // As in a sequential run, every particle ends in the lake.
     let mut h = Hydrology::new(p, 48, 48).unwrap();
-    let sequential = h.run_seeded(&mut basin(), 3).unwrap();
+    let sequential = h.run_seeded(&mut basin(48), 3).unwrap();
     assert_eq!((report.ended_in_pool, sequential.ended_in_pool), (1500, 1500), "{report:?}");
     assert!((report.pooled - sequential.pooled).abs() < 0.01 * sequential.pooled);
 }

@@ -36,6 +36,11 @@ impl World<'_> {
     ///
     /// `steps_left` is the particle's step budget (`max_steps` for its whole
     /// life); each step takes one, and running out ends the particle.
+    ///
+    /// With controls, each cut goes through the gate (scaled by the cell's
+    /// active value and erodibility; deposits whole), and a step into a cell
+    /// the mask closes ends the particle at the centre of its cell
+    /// ([`End::Masked`]), where its load goes down.
     pub(super) fn descend(&mut self, p: &mut Particle, steps_left: &mut u32) -> Descent {
         let k = self.k;
         if !self.holds(p.position) {
@@ -86,6 +91,12 @@ impl World<'_> {
             p.position = Vec2::new(px, py);
             let off_map = !(px >= 0.0 && py >= 0.0 && px < self.width as f32 && py < self.height as f32);
             let next = if off_map { None } else { Some((py as usize) * self.width + px as usize) };
+            // A particle never enters a cell the mask closes: it trades as if it
+            // went on, then stops at the centre of its own (`Physical`'s rule).
+            let masked = next.is_some_and(|j| !self.gate.admits(j));
+            if masked {
+                p.position = Vec2::new(x as f32 + 0.5, y as f32 + 0.5);
+            }
 
             // Mass transfer towards the graded capacity, at the cell the step
             // started on; a pool ahead counts at its surface, so shores do not cut
@@ -102,11 +113,14 @@ impl World<'_> {
             }
             let concentration = p.sediment as f32 / water;
             let drop_by = water * (k.dt_kd * (1.0 - roots)) * (capacity - concentration);
+            // The controls scale a cut before the guards (which only hold it
+            // back); without them the proposal passes as it is.
+            let proposed = self.gate.apply(here, h_here, h_here - drop_by);
             let h_new = if k.pit_safe {
                 let floor = h_next.max(self.lowest_neighbour(x, y));
-                pit_safe(h_here - drop_by, h_here, h_next, floor, p.sediment)
+                pit_safe(proposed, h_here, h_next, floor, p.sediment)
             } else {
-                no_overshoot(h_here - drop_by, h_here, h_next)
+                no_overshoot(proposed, h_here, h_next)
             };
             if h_new.is_finite() {
                 p.sediment += self.set_height(here, h_new);
@@ -114,11 +128,15 @@ impl World<'_> {
                 return Descent::End(End::Unstable);
             }
             if let Some(outputs) = self.outputs.as_deref_mut() {
-                layers::add(&mut outputs[here], water, k.dt, p.sediment, next != Some(here));
+                // A particle stopped by the mask did not cross (as `Physical`'s).
+                layers::add(&mut outputs[here], water, k.dt, p.sediment, !masked && next != Some(here));
             }
             let Some(next) = next else {
                 return Descent::End(End::LeftMap);
             };
+            if masked {
+                return Descent::End(End::Masked);
+            }
 
             // Evaporation keeps the load (its concentration rises).
             let keep = 1.0 - k.dt_evaporation * (1.0 - 0.2 * stream);

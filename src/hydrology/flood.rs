@@ -100,7 +100,8 @@ impl World<'_> {
     /// the set of cells connected (8-way) below the plane and at or above the water
     /// level, noting drains (cells of the fill below the water level; with a sea
     /// level at or below the water level, the sea beyond set cells on the border,
-    /// and a pool open to the border never rises above the sea). If a drain is found, the
+    /// and a pool open to the border never rises above the sea; a cell the
+    /// controls' mask closes is a wall at any height). If a drain is found, the
     /// water level moves `drainage` of the way towards the lowest one, the water
     /// this releases joins the particle, and the particle moves to the drain. Else
     /// if the volume under the plane fits in the particle, the set is filled to the
@@ -264,6 +265,9 @@ impl World<'_> {
         let mut at_border = false;
         while let Some(i) = scratch.stack.pop() {
             visits += 1;
+            if !self.gate.admits(i) {
+                continue; // a masked cell is a wall: never pooled, never a drain
+            }
             let depth = f64::from(self.pool[i]);
             let s = f64::from(self.heights[i]) + depth;
             // The stored level of a pool cell may sit a few f32 ulps off its set

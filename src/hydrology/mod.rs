@@ -26,18 +26,20 @@ use self::descend::Descent;
 use self::flood::{Flood, FloodScratch};
 use self::timing::Mark;
 use self::world::{Constants, End, Particle, World};
+use crate::controls::{self, Gate, Starts};
 use crate::error::{Error, GridError};
 use crate::grid::{Grid, GridMut, Heightmap, try_filled};
-use crate::layers::{self, Track};
+use crate::layers;
+use crate::physical::Extras;
 use crate::progress::{Progress, Silent, Ticker};
-use crate::random::unit_f32;
 use crate::reach::Reach;
 use crate::simulator::{RunOptions, Simulator};
 
 /// The hydrology simulator of seed 002: particle erosion coupled to a stream map,
 /// a pool map and a vegetation map, which it owns and keeps between runs.
 ///
-/// Each particle rains at a uniform random cell with one unit of water and runs
+/// Each particle rains at a uniform random cell (or where the
+/// [`Controls`](crate::Controls)' rain falls) with one unit of water and runs
 /// through up to `spill` rounds of:
 ///
 /// 1. **descend**: the `Physical` droplet (seed 000's equations) with effective
@@ -74,6 +76,28 @@ use crate::simulator::{RunOptions, Simulator};
 /// - The normal and the height a step moves to are read on the water surface, so
 ///   a particle spilled at a drain runs away from its pool, not back into it.
 ///
+/// # Controls
+///
+/// [`RunOptions::with_controls`](crate::RunOptions::with_controls) steers a
+/// run (sequential or in `Parallel` tiles) as it does `Physical`'s:
+///
+/// - **rain** and **active**: particles start on cells drawn with the
+///   weights `rain * (active > 0)`, at a uniform point inside; where no rain
+///   falls on an open cell no particle starts (the report counts fewer).
+/// - **active** and **erodibility**: each cut a descending particle makes is
+///   scaled by the cell's `active * erodibility`; deposits land whole on any
+///   cell above 0 and the particle is credited with what was applied, so the
+///   books stay exact.
+/// - **masked cells** (active 0) keep their terrain and pool bits: a particle
+///   about to enter one stops at the centre of its cell and puts its load
+///   down there (counted in `report.erosion.masked`, its water in
+///   `dropped`); floods treat them as walls, so pools never cover them, no
+///   pool deposit lands on them and no drain leads onto them; the rounding
+///   remainder goes to an open cell.
+///
+/// Without controls a run draws and does exactly what it did before they
+/// existed (the same bits).
+///
 /// # Threads
 ///
 /// With the `parallel` feature, `Parallel::run` runs the particles in
@@ -83,7 +107,9 @@ use crate::simulator::{RunOptions, Simulator};
 ///
 /// # Reproducibility
 ///
-/// Each particle draws its start `x` then `y` (one `next_u64` each, top 24 bits);
+/// Each particle draws its start `x` then `y` (one `next_u64` each, top 24 bits;
+/// with a rain map or an active mask, first its cell, as
+/// [`Controls`](crate::Controls) says);
 /// each round of tree growth draws as documented on
 /// [`HydrologyParams::trees`]'s rules (after the batch's particles). Only exactly
 /// rounded operations are used (the channel grading's `erf` is a fixed rational
@@ -259,13 +285,14 @@ impl Hydrology {
         map.check_finite()
     }
 
-    /// The run behind [`Simulator::run_with`].
+    /// The run behind [`Simulator::run_with`], recording into `extras`'
+    /// tracks and steered by its gate and starts (`None`: uniform).
     pub(crate) fn run_tracked<St, R, P>(
         &mut self,
         map: &mut Grid<St>,
         rng: &mut R,
         progress: &mut P,
-        outputs: Option<&mut [Track]>,
+        Extras { tracks, gate, starts }: Extras<'_>,
     ) -> Result<HydrologyReport, GridError>
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
@@ -285,9 +312,8 @@ impl Hydrology {
         let heights = map.cells_mut();
         let base_level = heights.iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
         self.rebuild_surface(heights);
-        let (mut world, trees, times) = self.whole_map(heights, base_level);
-        world.outputs = outputs;
-        let (wf, hf) = (width as f32, height as f32);
+        let (mut world, trees, times) = self.whole_map(heights, base_level, gate);
+        world.outputs = tracks;
         let batch = u64::from(params.batch);
         let mut in_batch = 0;
         for done in 0..total {
@@ -295,7 +321,10 @@ impl Hydrology {
                 world.report.erosion.cancelled = true;
                 break;
             }
-            let start = Vec2::new(unit_f32(rng) * wf, unit_f32(rng) * hf);
+            // Uniform starts draw as a run without controls did.
+            let Some(start) = controls::draw_start(starts, rng, width, height) else {
+                break; // no particle can start: the rain falls nowhere
+            };
             world.report.rain += 1.0;
             let mut journey = Journey::new(start, &world.k);
             let end = cycle(&mut world, &mut journey, times);
@@ -324,13 +353,14 @@ impl Hydrology {
     }
 
     /// The simulator split for work on the whole map `heights`: a world over
-    /// it and the layers (with empty books, the batch stamp, and the surface as
-    /// last rebuilt), the trees and the phase times. The caller keeps the
-    /// world's stamp.
+    /// it and the layers (with empty books, the batch stamp, the surface as
+    /// last rebuilt, and the controls' `gate` over the map), the trees and the
+    /// phase times. The caller keeps the world's stamp.
     fn whole_map<'a>(
         &'a mut self,
         heights: &'a mut [f32],
         base_level: f32,
+        gate: Gate<'a>,
     ) -> (World<'a>, &'a mut Vec<usize>, &'a mut PhaseTimes) {
         let (width, height) = (self.width(), self.height());
         let Self { k, stream, pool, vegetation, trees, surface, track, stamp, scratch, times, params: _ } =
@@ -353,13 +383,11 @@ impl Hydrology {
             base_level,
             reach: Reach::WHOLE,
             undo: Vec::new(),
+            gate,
         };
         (world, trees, times)
     }
 }
-
-/// What `Hydrology` says of [`Controls`](crate::Controls) it is given.
-pub(crate) const HYDROLOGY_CONTROLS: &str = "none with Hydrology (not yet supported)";
 
 impl Simulator for Hydrology {
     type Report = HydrologyReport;
@@ -371,11 +399,16 @@ impl Simulator for Hydrology {
     /// `options.progress` finishes its partial batch (stream update and trees)
     /// as a run of that many particles would, leaves the map and the water
     /// balanced, and sets `report.erosion.cancelled`. `options.mode` does not
-    /// apply.
+    /// apply. `options.controls` steer the run as described on
+    /// [`Hydrology`] (# Controls).
     ///
     /// # Errors
-    /// [`GridError::SizeMismatch`] if `map` is not the simulator's size,
-    /// [`GridError::NonFinite`] if a cell is NaN or infinite; the map and the
+    /// [`GridError::SizeMismatch`] if `map`, or a map of `options.controls`,
+    /// is not the simulator's size; [`GridError::NonFinite`] if a cell is NaN
+    /// or infinite; a [`ParamError`](crate::ParamError) (fields
+    /// `controls.active`, `controls.rain`, `controls.erodibility`) for a
+    /// control cell out of its range (see
+    /// [`Controls::validate`](crate::Controls::validate)). The map and the
     /// layers are untouched on error.
     fn run_with(
         &mut self,
@@ -384,12 +417,15 @@ impl Simulator for Hydrology {
         options: RunOptions<'_>,
     ) -> Result<HydrologyReport, Error> {
         let RunOptions { progress, layers, controls, .. } = options;
-        controls.refuse(HYDROLOGY_CONTROLS)?;
+        // Checked and the start table built before anything changes.
+        controls.validate(map.width(), map.height())?;
+        let starts = Starts::new(&controls, map.width(), map.height())?;
         let mut silent = Silent;
         let progress = progress.unwrap_or(&mut silent);
         let droplets = |r: &HydrologyReport| r.erosion.droplets;
-        layers::record(layers, &mut map, droplets, |map, outputs| {
-            Ok(self.run_tracked(map, rng, progress, outputs)?)
+        layers::record(layers, &mut map, droplets, |map, tracks| {
+            let extras = Extras { tracks, gate: Gate::of(&controls), starts: Some(&starts) };
+            Ok(self.run_tracked(map, rng, progress, extras)?)
         })
     }
 }

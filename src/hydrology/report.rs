@@ -17,8 +17,9 @@ use crate::report::ErosionReport;
 ///
 /// In `erosion`, `droplets` counts particles and `steps` descent steps; the fate
 /// counts cover particles that evaporated, left the map (off the edge or into the
-/// sea), hit the step limit or became unstable, and (`stopped`) those a stopped
-/// tiled run ended where they stood. Particles that ended in a pool, or
+/// sea), hit the step limit or became unstable, (`masked`) those the controls'
+/// active mask stopped, and (`stopped`) those a stopped tiled run ended where
+/// they stood. Particles that ended in a pool, or
 /// were stopped by a flood or spill limit, are counted here instead.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -37,7 +38,7 @@ pub struct HydrologyReport {
     pub water_outflow: f64,
     /// Water dropped by limits: the step limit, an unstable step, a flood that ran
     /// out of attempts, or a particle out of spills; and the water of particles
-    /// a stopped tiled run ended where they stood.
+    /// the active mask stopped or a stopped tiled run ended where they stood.
     pub dropped: f64,
     /// Flood calls.
     pub floods: u64,

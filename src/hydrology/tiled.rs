@@ -14,10 +14,11 @@ use rand_xoshiro::Xoshiro256StarStar;
 use super::flood::FloodScratch;
 use super::world::{Constants, End, World};
 use super::{Act, Hydrology, HydrologyReport, Journey, Next, PhaseTimes, end_batch};
+use crate::controls::{self, Gate};
 use crate::grid::Grid;
 use crate::layers::Track;
+use crate::physical::Extras;
 use crate::progress::{Progress, Ticker};
-use crate::random::unit_f32;
 use crate::tiles::{self, Layout, Traveller, Turn, Zone, Zoned};
 
 impl Traveller for Journey {
@@ -88,19 +89,26 @@ struct Books {
 
 /// What every turn of a sweep shares.
 #[derive(Clone, Copy)]
-struct Rules {
+struct Rules<'a> {
     k: Constants,
     /// The whole map's lowest height when the run began.
     base_level: f32,
     /// The sweep's batch stamp.
     stamp: u32,
+    /// The controls' gate over the whole map (a turn copies its zone of it),
+    /// and the map's width.
+    gate: Gate<'a>,
+    width: usize,
 }
 
 impl Hydrology {
     /// Runs `params().particles` particles over `map` tile by tile on the
     /// current rayon pool (see [`Parallel`](crate::Parallel)): one batch of new
     /// particles per sweep, drawn from a `Xoshiro256StarStar` seeded with
-    /// `stream(seed, sweep index)`, which then draws the sweep's tree growth.
+    /// `stream(seed, sweep index)` (through `extras`' starts; `None`:
+    /// uniformly), which then draws the sweep's tree growth. `extras`' tracks
+    /// record the output layers and its gate steers every turn (copied zone by
+    /// zone) and the work on the whole map.
     ///
     /// # Errors
     /// As [`Hydrology::run`].
@@ -111,7 +119,7 @@ impl Hydrology {
         tile: usize,
         progress: &mut P,
         stream: impl Fn(u64, u64) -> u64,
-        mut outputs: Option<&mut [Track]>,
+        Extras { tracks: mut outputs, gate, starts }: Extras<'_>,
     ) -> Result<HydrologyReport, crate::GridError>
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
@@ -131,14 +139,13 @@ impl Hydrology {
         let layout = Layout::new(tile, width, height);
         let mut queues: Vec<Vec<Journey>> = (0..layout.tiles()).map(|_| Vec::new()).collect();
         let (total, batch) = (u64::from(params.particles), u64::from(params.batch));
-        let (wf, hf) = (width as f32, height as f32);
         let mut report = HydrologyReport::default();
         let mut spawned = 0u64;
         let mut round = 0u64;
         loop {
             if ticker.should_stop(report.erosion.droplets) {
                 // Everything under way ends where it stands.
-                let (mut world, _, _) = self.whole_map(heights, base_level);
+                let (mut world, _, _) = self.whole_map(heights, base_level, gate);
                 for mut j in queues.iter_mut().flat_map(|q| q.drain(..)) {
                     world.end(&mut j.particle, End::Stopped);
                 }
@@ -154,14 +161,21 @@ impl Hydrology {
             round += 1;
             if spawned < total {
                 let count = batch.min(total - spawned);
-                for _ in 0..count {
-                    let start = Vec2::new(unit_f32(&mut rng) * wf, unit_f32(&mut rng) * hf);
+                let mut drawn = 0;
+                // Uniform starts draw as a run without controls did.
+                for start in controls::sweep_starts(starts, &mut rng, count, (width, height)) {
+                    drawn += 1;
                     report.rain += 1.0;
                     queues[layout.tile_of(start)].push(Journey::new(start, &k));
                 }
-                spawned += count;
+                // Fewer starts than asked: no particle can start any more (the
+                // rain falls nowhere, so none started at all).
+                spawned = if drawn < count { total } else { spawned + count };
+                if drawn == 0 && queues.iter().all(Vec::is_empty) {
+                    break;
+                }
             }
-            let rules = Rules { k, base_level, stamp: self.stamp };
+            let rules = Rules { k, base_level, stamp: self.stamp, gate, width };
             let mut layers = self.layers(heights);
             layers.outputs = outputs.as_deref_mut();
             let turns = tiles::sweep(
@@ -178,7 +192,7 @@ impl Hydrology {
             });
             // The rest of the sweep is on the whole map.
             self.rebuild_surface(heights);
-            let (mut world, trees, times) = self.whole_map(heights, base_level);
+            let (mut world, trees, times) = self.whole_map(heights, base_level, gate);
             world.outputs = outputs.as_deref_mut();
             // Pools wider than a zone, and jumps longer than half a tile: one
             // descent or flood each, in turn order.
@@ -217,8 +231,10 @@ impl Hydrology {
 /// One tile's turn: runs `queue` in order on `layers`, a copy of its zone, and
 /// returns what became of the particles. The zone keeps its own rounding
 /// remainder.
-fn turn(rules: Rules, layers: &mut ZoneLayers, zone: Zone, queue: &[Journey]) -> Turn<Journey, Books> {
+fn turn(rules: Rules<'_>, layers: &mut ZoneLayers, zone: Zone, queue: &[Journey]) -> Turn<Journey, Books> {
     let origin = Vec2::new(zone.x0 as f32, zone.y0 as f32);
+    // The zone's part of the gate, copied like its cells.
+    let zone_gate = rules.gate.copy_zone(&zone, rules.width);
     // A zone is at most the map, whose own scratch the simulator already holds.
     let mut scratch = FloodScratch::new(alloc::vec![0; layers.heights.len()]);
     let mut world = World {
@@ -239,13 +255,14 @@ fn turn(rules: Rules, layers: &mut ZoneLayers, zone: Zone, queue: &[Journey]) ->
         base_level: rules.base_level,
         reach: zone.reach,
         undo: Vec::new(),
+        gate: zone_gate.gate(),
     };
     let mut times = PhaseTimes::default();
     let (mut passed, mut stuck) = (Vec::new(), Vec::new());
     for j in queue {
         // Exact on the way in (the origin is a whole number no larger than the
         // position, or 0); on the way back a moved position rounds like any
-        // step, the same on every thread.
+        // step, the same on every thread (see `Zone::to_map`).
         let mut j = *j;
         j.particle.position -= origin;
         // Progress is a step taken or a flood done: a descent that only finds
@@ -261,7 +278,7 @@ fn turn(rules: Rules, layers: &mut ZoneLayers, zone: Zone, queue: &[Journey]) ->
                 }
                 Act::Went => flooded |= flooding,
                 Act::Refused => {
-                    j.particle.position += origin;
+                    j.particle.position = zone.to_map(j.particle.position, rules.gate.masks());
                     if flooded || j.steps_left != steps {
                         passed.push(j)
                     } else {
@@ -305,9 +322,9 @@ mod tests {
         (layers.copy_in(&zone, w), zone)
     }
 
-    fn rules() -> Rules {
+    fn rules() -> Rules<'static> {
         let k = Constants::new(&HydrologyParams::default());
-        Rules { k, base_level: 0.3, stamp: 1 }
+        Rules { k, base_level: 0.3, stamp: 1, gate: Gate::default(), width: 64 }
     }
 
     fn bits(v: &[f32]) -> Vec<u32> {

@@ -9,7 +9,7 @@ use super::params::HydrologyParams;
 use super::report::HydrologyReport;
 use alloc::vec::Vec;
 
-use crate::carry;
+use crate::controls::Gate;
 use crate::grid::clamped_cell;
 use crate::layers::Track;
 use crate::reach::Reach;
@@ -101,6 +101,9 @@ pub(super) enum End {
     FloodFailed,
     /// It flooded and spilled `spill` times.
     SpillLimited,
+    /// Its next step would have entered a cell the active mask closes: it
+    /// stopped at the centre of the cell it was in.
+    Masked,
     /// The caller stopped the run while it was under way (tiled runs only).
     #[cfg(feature = "parallel")]
     Stopped,
@@ -138,6 +141,10 @@ pub(super) struct World<'a> {
     /// Cells a flood in a zone has changed, with their terrain and pool as they
     /// were, so a flood that outgrows the zone can be undone.
     pub(super) undo: Vec<(usize, f32, f32)>,
+    /// The controls' active mask and erodibility over these maps' cells (see
+    /// [`Controls`](crate::Controls)): cuts go through it, and particles,
+    /// floods and deposits stay on the cells it admits.
+    pub(super) gate: Gate<'a>,
 }
 
 impl World<'_> {
@@ -187,7 +194,11 @@ impl World<'_> {
     /// Puts `load` (plus any carried rounding remainder) down on cell `i`. Under a
     /// pool the sediment displaces water, so the pool's surface stays where it was;
     /// the displaced water joins the particle.
+    ///
+    /// `i` is a cell the gate admits (a particle only ever stands on one), so
+    /// the deposit lands whole, as the gate would let it.
     pub(super) fn deposit(&mut self, i: usize, load: f64, water: &mut f64) {
+        debug_assert!(self.gate.admits(i), "a deposit on masked cell {i}");
         let total = load + self.carry;
         let old = self.heights[i];
         let new = (f64::from(old) + total) as f32;
@@ -202,14 +213,14 @@ impl World<'_> {
         }
     }
 
-    /// Places the carried remainder on the cell of smallest magnitude (end of a
-    /// run). The remainder is below an `f32` unit in the last place, so any pool
-    /// there is left as it is.
+    /// Places the carried remainder on the admitted cell of smallest magnitude
+    /// (end of a run; masked cells keep their bits). The remainder is below an
+    /// `f32` unit in the last place, so any pool there is left as it is.
     pub(super) fn flush(&mut self) {
         if self.carry == 0.0 {
             return;
         }
-        let i = carry::smallest_magnitude(self.heights, 0..self.heights.len());
+        let i = self.gate.smallest_admitted(self.heights);
         let old = self.heights[i];
         let new = (f64::from(old) + self.carry) as f32;
         if new.is_finite() {
@@ -230,6 +241,7 @@ impl World<'_> {
             End::Pooled => report.ended_in_pool += 1,
             End::FloodFailed => report.flood_failed += 1,
             End::SpillLimited => report.spill_limited += 1,
+            End::Masked => report.erosion.masked += 1,
             #[cfg(feature = "parallel")]
             End::Stopped => report.erosion.stopped += 1,
         }

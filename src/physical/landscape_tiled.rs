@@ -192,8 +192,8 @@ fn turn(
                 Ok(None) => moved = true,
                 Ok(Some(fate)) => break eroder.settle(&mut d, fate),
                 Err(Refused) => {
-                    let w =
-                        Waiting { droplet: Droplet { position: d.position + origin, ..d }, age: walk.age };
+                    let position = zone.to_map(d.position, rules.gate.masks());
+                    let w = Waiting { droplet: Droplet { position, ..d }, age: walk.age };
                     break if moved { passed.push(w) } else { stuck.push(w) };
                 }
             }

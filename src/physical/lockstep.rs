@@ -376,7 +376,8 @@ pub(super) fn run_fed_with<S, F, P, N>(
                     (lanes.px[l], lanes.py[l]) = (centre.x, centre.y);
                 }
                 if let Some(tracks) = tracks.as_deref_mut() {
-                    let crossed = fate == Some(Fate::LeftMap) || cell != here;
+                    // Bitwise, not short-circuit: no branch to mispredict.
+                    let crossed = (fate == Some(Fate::LeftMap)) | (cell.0 != here.0) | (cell.1 != here.1);
                     let from = &mut tracks[here.1 * eroder.width + here.0];
                     layers::add(from, stage.water[l], k.dt, lanes.sediment[l], crossed);
                 }

@@ -127,14 +127,6 @@ pub struct Extras<'a> {
     pub(crate) starts: Option<&'a Starts>,
 }
 
-impl Extras<'_> {
-    /// Whether the run is steered by controls (a gate, or weighted starts).
-    #[cfg(feature = "parallel")]
-    pub(crate) fn steers(&self) -> bool {
-        !self.gate.is_open() || self.starts.is_some_and(|s| !s.is_uniform())
-    }
-}
-
 impl Physical<EightFacet> {
     /// A simulator with the 8-facet sampler.
     ///
@@ -703,7 +695,8 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
         if fate == Some(Fate::Masked) {
             d.position = Self::centre(x, y);
         }
-        let crossed = fate == Some(Fate::LeftMap) || cell != (x, y);
+        // Bitwise, not short-circuit: no branch to mispredict.
+        let crossed = (fate == Some(Fate::LeftMap)) | (cell.0 != x) | (cell.1 != y);
         self.track(y * self.width + x, d.water, d.sediment, crossed);
     }
 

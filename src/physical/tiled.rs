@@ -182,8 +182,16 @@ fn turn(
 ) -> Turn<Waiting, ErosionReport> {
     let Rules { k, base_level, lockstep, gate, width } = *rules;
     let origin = Vec2::new(zone.x0 as f32, zone.y0 as f32);
-    let mut feed =
-        ZoneFeed { queue: queue.iter(), zone, origin, park, passed: Vec::new(), stuck: Vec::new() };
+    let keep_cell = gate.masks();
+    let mut feed = ZoneFeed {
+        queue: queue.iter(),
+        zone,
+        origin,
+        park,
+        keep_cell,
+        passed: Vec::new(),
+        stuck: Vec::new(),
+    };
     let grid = Grid::new_unchecked(zone.width, zone.height, cells.as_mut_slice());
     // The zone's part of the gate, copied like its cells.
     let zone_gate = gate.copy_zone(&zone, width);
@@ -217,6 +225,9 @@ struct ZoneFeed<'q> {
     origin: Vec2,
     /// Whether lanes may be parked (see [`Feed::park`]).
     park: bool,
+    /// Whether droplets keep their cell on the way back to the map (with an
+    /// active mask: see [`Zone::to_map`]).
+    keep_cell: bool,
     passed: Vec<Waiting>,
     stuck: Vec<Waiting>,
 }
@@ -241,7 +252,7 @@ impl Feed<EightFacet> for ZoneFeed<'_> {
 
     fn pass(&mut self, d: Droplet, walk: Walk, moved: bool) {
         let w = Waiting {
-            droplet: Droplet { position: d.position + self.origin, ..d },
+            droplet: Droplet { position: self.zone.to_map(d.position, self.keep_cell), ..d },
             age: walk.age,
             accel: walk.accel,
         };

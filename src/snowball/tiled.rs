@@ -171,9 +171,10 @@ impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
             {
                 Ok(fate) => roller.settle(&ball, fate),
                 Err(Refused) => {
+                    let keep_cell = roller.gate.masks();
                     let ball = Rolling {
-                        position: ball.position + origin,
-                        previous: ball.previous + origin,
+                        position: zone.to_map(ball.position, keep_cell),
+                        previous: zone.to_map(ball.previous, keep_cell),
                         ..ball
                     };
                     let w = Waiting { ball, sampler: waiting.sampler.clone() };

@@ -21,6 +21,35 @@ pub fn bowl(size: usize, scale: f32) -> Heightmap {
     .unwrap()
 }
 
+/// Hydrology params for the lake scenes: 1 500 particles that stall on all
+/// but steep ground and move no sediment, so they hop down into a basin and
+/// fill it.
+pub fn lake_params() -> hydraulic_erosion::HydrologyParams {
+    hydraulic_erosion::HydrologyParams {
+        particles: 1_500,
+        volume_factor: 2.0,
+        deposition_rate: 0.0,
+        stall_stream: 0.0,
+        stall_acceleration: 1.0,
+        trees: false,
+        ..hydraulic_erosion::HydrologyParams::default()
+    }
+}
+
+/// A round basin walled in at the border (height 2): a bowl `size` cells
+/// across with a flat floor 8 cells across at height 0.2, rising 0.01 a cell.
+pub fn basin(size: usize) -> Heightmap {
+    let c = (size as f32 - 1.0) / 2.0;
+    Heightmap::from_fn(size, size, |x, y| {
+        if x == 0 || y == 0 || x == size - 1 || y == size - 1 {
+            return 2.0;
+        }
+        let r = ((x as f32 - c).powi(2) + (y as f32 - c).powi(2)).sqrt();
+        0.2 + 0.01 * (r - 4.0).max(0.0)
+    })
+    .unwrap()
+}
+
 /// All cells finite.
 pub fn all_finite<S: AsRef<[f32]>>(map: &Grid<S>) -> bool {
     map.cells().iter().all(|h| h.is_finite())
