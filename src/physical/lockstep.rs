@@ -328,6 +328,12 @@ pub(super) fn run_fed_with<S, F, P, N>(
             (stage.px[l], stage.py[l], stage.vx[l], stage.vy[l], stage.speed[l]) =
                 (m.px, m.py, m.vx, m.vy, m.speed);
         }
+        // The lanes' state as the round found it: each lane's new state is
+        // picked from this copy or the step, and stored whole (written as
+        // "keep what is there", the compiler makes masked stores, a tenth of
+        // a step on Zen 2).
+        let (old_px, old_py, old_vx, old_vy) = (lanes.px, lanes.py, lanes.vx, lanes.vy);
+        let (old_water, old_accel, old_age) = (lanes.water, lanes.accel, lanes.age);
         for l in 0..L {
             let (px, py, vx, vy) = (stage.px[l], stage.py[l], stage.vx[l], stage.vy[l]);
             // `Motion::is_finite` without branches: `x * 0` is 0 for finite `x`, NaN else.
@@ -341,13 +347,13 @@ pub(super) fn run_fed_with<S, F, P, N>(
             (stage.ok[l], stage.stay[l], stage.off_map[l], stage.rate[l], stage.take_back[l]) =
                 (ok, stay, off_map, trade.rate, trade.take_back);
             stage.water[l] = lanes.water[l];
-            lanes.px[l] = if go { px } else { lanes.px[l] };
-            lanes.py[l] = if go { py } else { lanes.py[l] };
-            lanes.vx[l] = if go { vx * k.friction_keep } else { lanes.vx[l] };
-            lanes.vy[l] = if go { vy * k.friction_keep } else { lanes.vy[l] };
-            lanes.water[l] = if stay { lanes.water[l] } else { lanes.water[l] * k.evaporation_keep };
-            lanes.accel[l] = if stay { lanes.accel[l] } else { lanes.accel[l] * k.evaporation_gain };
-            lanes.age[l] = if stay { lanes.age[l] } else { lanes.age[l].wrapping_add(1) };
+            lanes.px[l] = if go { px } else { old_px[l] };
+            lanes.py[l] = if go { py } else { old_py[l] };
+            lanes.vx[l] = if go { vx * k.friction_keep } else { old_vx[l] };
+            lanes.vy[l] = if go { vy * k.friction_keep } else { old_vy[l] };
+            lanes.water[l] = if stay { old_water[l] } else { old_water[l] * k.evaporation_keep };
+            lanes.accel[l] = if stay { old_accel[l] } else { old_accel[l] * k.evaporation_gain };
+            lanes.age[l] = if stay { old_age[l] } else { old_age[l].wrapping_add(1) };
         }
 
         // Transfers against the live map, in lane order.
