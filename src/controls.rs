@@ -9,6 +9,7 @@ use rand_core::Rng;
 use crate::carry;
 use crate::error::{Error, GridError, ParamError};
 use crate::grid::{GridRef, try_filled};
+use crate::layers::Track;
 use crate::random::unit_f32;
 
 /// Maps that steer a run, each optional and each the map's size; pass them
@@ -82,6 +83,16 @@ impl Controls<'_> {
         }
         Ok(())
     }
+}
+
+/// What a run records and obeys besides its params: the output layers'
+/// tracks, and the [`Controls`]' gate and starts.
+#[derive(Debug, Default)]
+pub struct Extras<'a> {
+    pub(crate) tracks: Option<&'a mut [Track]>,
+    pub(crate) gate: Gate<'a>,
+    /// `None`: uniform starts (the draws of a run without controls).
+    pub(crate) starts: Option<&'a Starts>,
 }
 
 /// What a kernel reads of the [`Controls`] while it changes cells: the

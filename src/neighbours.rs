@@ -27,11 +27,24 @@ const _: () = {
 /// `i` of a `width` x `height` grid that lies on the grid.
 #[inline(always)]
 pub(crate) fn for_each_neighbour(i: usize, width: usize, height: usize, mut f: impl FnMut(usize, f64)) {
-    let (x, y) = ((i % width) as isize, (i / width) as isize);
-    for (dx, dy, d) in NEIGHBOURS {
-        let (nx, ny) = (x + dx, y + dy);
+    for_each_neighbour_of(i % width, i / width, width, height, |_, j, d| f(j, d));
+}
+
+/// Calls `f(n, neighbour index, distance in cells)` for each neighbour of
+/// cell `(x, y)` of a `width` x `height` grid that lies on the grid, `n` its
+/// place in [`NEIGHBOURS`].
+#[inline(always)]
+pub(crate) fn for_each_neighbour_of(
+    x: usize,
+    y: usize,
+    width: usize,
+    height: usize,
+    mut f: impl FnMut(usize, usize, f64),
+) {
+    for (n, (dx, dy, d)) in NEIGHBOURS.into_iter().enumerate() {
+        let (nx, ny) = (x as isize + dx, y as isize + dy);
         if nx >= 0 && ny >= 0 && (nx as usize) < width && (ny as usize) < height {
-            f(ny as usize * width + nx as usize, d);
+            f(n, ny as usize * width + nx as usize, d);
         }
     }
 }

@@ -9,14 +9,14 @@ use rayon::prelude::*;
 
 use crate::blur::{BlurParams, blur_cells, blur_scratch};
 use crate::channels::Channels;
-use crate::controls::{Gate, Starts};
+use crate::controls::{Extras, Gate, Starts};
 use crate::error::{Error, GridError, ParamError, check};
 use crate::grid::{Grid, GridMut, Heightmap, try_copy, try_filled};
 use crate::hydrology::{Hydrology, HydrologyReport};
 use crate::layers::{self, NO_TRACK, Track};
 use crate::normal::NormalSampler;
 use crate::params::ErosionParams;
-use crate::physical::{Extras, Physical, landscape_tiled, tiled};
+use crate::physical::{Physical, landscape_tiled, tiled};
 use crate::progress::{Progress, Silent, Ticker};
 use crate::report::ErosionReport;
 use crate::simulator::{Mode, RunOptions, Simulator};

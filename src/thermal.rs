@@ -9,7 +9,7 @@ use crate::controls::Gate;
 use crate::error::{Error, ParamError, check, check_above};
 use crate::grid::{Grid, GridMut, try_filled};
 use crate::layers;
-use crate::neighbours::{NEIGHBOURS, for_each_neighbour};
+use crate::neighbours::{for_each_neighbour, for_each_neighbour_of};
 use crate::progress::{Control, Progress, Silent};
 use crate::report::ErosionReport;
 use crate::simulator::{RunOptions, Simulator};
@@ -323,16 +323,10 @@ struct Slope {
 
 impl Slope {
     /// Calls `visit(n, j, distance)` for each neighbour `j` of cell `(x, y)`
-    /// on the map, `n` its place in [`NEIGHBOURS`].
+    /// on the map, `n` its place in [`NEIGHBOURS`](crate::neighbours::NEIGHBOURS).
     #[inline(always)]
-    fn neighbours(&self, x: usize, y: usize, mut visit: impl FnMut(usize, usize, f64)) {
-        let (w, h) = (self.width, self.height);
-        for (n, (dx, dy, d)) in NEIGHBOURS.into_iter().enumerate() {
-            let (nx, ny) = (x as isize + dx, y as isize + dy);
-            if nx >= 0 && ny >= 0 && (nx as usize) < w && (ny as usize) < h {
-                visit(n, ny as usize * w + nx as usize, d);
-            }
-        }
+    fn neighbours(&self, x: usize, y: usize, visit: impl FnMut(usize, usize, f64)) {
+        for_each_neighbour_of(x, y, self.width, self.height, visit);
     }
 
     /// The flow from a cell of height `from` (and share `share`) to a

@@ -14,10 +14,10 @@ use rand_xoshiro::Xoshiro256StarStar;
 use super::flood::FloodScratch;
 use super::world::{Constants, End, World};
 use super::{Act, Hydrology, HydrologyReport, Journey, Next, PhaseTimes, end_batch};
+use crate::controls::Extras;
 use crate::controls::{self, Gate};
 use crate::grid::Grid;
 use crate::layers::Track;
-use crate::physical::Extras;
 use crate::progress::{Progress, Ticker};
 use crate::tiles::{self, Layout, Traveller, Turn, Zone, Zoned};
 

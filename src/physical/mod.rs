@@ -6,7 +6,7 @@ use rand_core::Rng;
 
 use crate::carry;
 use crate::channels::Channels;
-use crate::controls::{self, Gate, Starts};
+use crate::controls::{self, Extras, Gate, Starts};
 use crate::droplet::{Droplet, Fate};
 use crate::error::{Error, GridError, ParamError};
 use crate::grid::{Grid, GridMut, GridRef, clamped_cell};
@@ -115,16 +115,6 @@ impl Constants {
             evaporation: p.evaporation_rate,
         }
     }
-}
-
-/// What a run records and obeys besides its params: the output layers'
-/// tracks, and the [`Controls`](crate::Controls)' gate and starts.
-#[derive(Debug, Default)]
-pub struct Extras<'a> {
-    pub(crate) tracks: Option<&'a mut [Track]>,
-    pub(crate) gate: Gate<'a>,
-    /// `None`: uniform starts (the draws of a run without controls).
-    pub(crate) starts: Option<&'a Starts>,
 }
 
 impl Physical<EightFacet> {

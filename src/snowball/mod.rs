@@ -10,6 +10,7 @@ use glam::Vec2;
 use rand_core::Rng;
 
 use crate::blur::{BlurParams, blur_cells, blur_scratch};
+use crate::controls::Extras;
 use crate::controls::{Gate, Starts, draw_start};
 use crate::droplet::Fate;
 use crate::error::{Error, GridError, ParamError};
@@ -17,7 +18,6 @@ use crate::grid::{Grid, GridMut, GridRef, clamped_cell};
 use crate::layers::{self, Track};
 use crate::math;
 use crate::normal::{CentralDifference, NormalSampler, Offset};
-use crate::physical::Extras;
 use crate::progress::{Progress, Silent, Ticker};
 use crate::report::ErosionReport;
 use crate::simulator::{RunOptions, Simulator};

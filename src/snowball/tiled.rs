@@ -10,12 +10,12 @@ use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256StarStar;
 
 use super::{Refused, Roller, Rolling, Snowball};
+use crate::controls::Extras;
 use crate::controls::draw_start;
 use crate::droplet::Fate;
 use crate::grid::Grid;
 use crate::layers::Track;
 use crate::normal::{NormalSampler, Offset};
-use crate::physical::Extras;
 use crate::progress::{Progress, Ticker};
 use crate::report::ErosionReport;
 use crate::tiles::{self, Layout, Traveller, Turn, WithTracks, Zone};
