@@ -1,15 +1,19 @@
-//! Prints a terrain's drainage figures as one JSON line: closed depressions,
-//! pits, channel flats, Flint's concavity θ, the drainage-area exceedance
-//! exponent β and Hack's h (see `hydraulic_erosion::analysis`).
+//! Prints a terrain's drainage figures as one JSON line: the land cells
+//! measured, closed depressions, pits, channel flats, Flint's concavity θ, the
+//! drainage-area exceedance exponent β and Hack's h (see
+//! `hydraulic_erosion::analysis`).
 //!
 //! ```text
-//! cargo run --release --example analyse -- FILE [--cell-size S] [--channel-area A] [--time]
+//! cargo run --release --example analyse -- FILE [--cell-size S] [--channel-area A] [--sea-level H] [--time]
 //! cargo run --release --example analyse -- --fbm SIZE SEED | --island SIZE SEED
 //! ```
 //!
 //! `FILE` is any heightmap the crate reads (`.r16`/`.raw`, `.r32`/`.f32`, and
-//! `.png` with the `png` feature; raw files square). `--time` prints the time
-//! taken to stderr.
+//! `.png` with the `png` feature; raw files square). `--sea-level H` makes every
+//! cell at or below height `H` (in the map's units) sea, an outlet like the
+//! border, and measures the land only; without it every cell is land. An
+//! `--island` map's sea lies flat at 0: pass `--sea-level 0` to measure its land
+//! (nothing sets it by itself). `--time` prints the time taken to stderr.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -28,6 +32,13 @@ fn parse() -> Result<(Heightmap, String, AnalysisOptions, bool), String> {
         match arg.as_str() {
             "--cell-size" => options.cell_size = number(args.next(), "--cell-size")? as f32,
             "--channel-area" => options.channel_area = number(args.next(), "--channel-area")?,
+            "--sea-level" => {
+                let level = number(args.next(), "--sea-level")? as f32;
+                if !level.is_finite() {
+                    return Err("--sea-level: must be a finite height".into());
+                }
+                options.sea_level = Some(level);
+            }
             "--time" => time = true,
             "--fbm" | "--island" => {
                 let size = number(args.next(), &arg)? as usize;
@@ -36,7 +47,7 @@ fn parse() -> Result<(Heightmap, String, AnalysisOptions, bool), String> {
                 map = Some(generated.map_err(|e| e.to_string())?);
                 name = format!("{}:{size}:{seed}", &arg[2..]);
             }
-            "--help" | "-h" => return Err("usage: analyse FILE | --fbm SIZE SEED | --island SIZE SEED [--cell-size S] [--channel-area A] [--time]".into()),
+            "--help" | "-h" => return Err("usage: analyse FILE | --fbm SIZE SEED | --island SIZE SEED [--cell-size S] [--channel-area A] [--sea-level H] [--time]".into()),
             path => {
                 map = Some(read_heightmap(path, &ReadOptions::default()).map_err(|e| format!("{path}: {e}"))?);
                 name = path.into();
@@ -68,9 +79,11 @@ fn run() -> Result<(), String> {
         eprintln!("analysed {}x{} in {:.3} s", map.width(), map.height(), start.elapsed().as_secs_f64());
     }
     println!(
-        "{{\"map\":\"{name}\",\"width\":{},\"height\":{},\"depressions\":{:.4},\"pits\":{},\"pit_fraction\":{:.5},\"channel_cells\":{},\"channel_flats\":{:.4},{},{},{}}}",
+        "{{\"map\":\"{name}\",\"width\":{},\"height\":{},\"sea_level\":{},\"land_cells\":{},\"depressions\":{:.4},\"pits\":{},\"pit_fraction\":{:.5},\"channel_cells\":{},\"channel_flats\":{:.4},{},{},{}}}",
         stats.width,
         stats.height,
+        options.sea_level.map_or("null".into(), |level| level.to_string()),
+        stats.land_cells,
         stats.depression_fraction,
         stats.pits,
         stats.pit_fraction,

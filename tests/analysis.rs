@@ -2,8 +2,9 @@
 
 use hydraulic_erosion::analysis::{
     AnalysisOptions, Fill, FlowField, NO_RECEIVER, PowerLawFit, TerrainStats, count_pits, fill_depressions,
+    fill_depressions_to,
 };
-use hydraulic_erosion::{GridError, Heightmap, fbm_terrain};
+use hydraulic_erosion::{GridError, Heightmap, fbm_terrain, island_terrain};
 use proptest::prelude::*;
 
 fn grid(width: usize, rows: &[&[f32]]) -> Heightmap {
@@ -175,6 +176,174 @@ fn noise_measures_as_noise() {
     assert!(stats.concavity().unwrap() < 0.3, "{stats:?}");
 }
 
+/// `options` with a sea level.
+fn at_sea(level: f32, options: AnalysisOptions) -> AnalysisOptions {
+    AnalysisOptions { sea_level: Some(level), ..options }
+}
+
+#[test]
+fn without_a_sea_level_the_figures_are_as_before() {
+    // fbm_terrain(48, 48, 3)'s figures, measured before the sea level existed.
+    let map = fbm_terrain(48, 48, 3).unwrap();
+    let none = TerrainStats::measure(&map, &AnalysisOptions::default()).unwrap();
+    assert_eq!(AnalysisOptions::default().sea_level, None);
+    assert_eq!(none.land_cells, 48 * 48);
+    assert_eq!(none.depression_fraction, 376.0 / 2304.0);
+    assert_eq!((none.pits, none.pit_fraction), (57, 57.0 / 2116.0));
+    assert_eq!((none.channel_cells, none.channel_flat_fraction), (131, 85.0 / 131.0));
+    let close = |fit: Option<PowerLawFit>, exponent: f64, points: usize| {
+        let fit = fit.unwrap();
+        assert!((fit.exponent - exponent).abs() < 1e-12 && fit.points == points, "{fit:?}");
+    };
+    close(none.slope_area, 1.2237937988388277, 3);
+    close(none.area_exceedance, -0.610531078460132, 11);
+    close(none.hack_fit, 0.6592345979859286, 4);
+    // A NaN level is no level, and a level below every cell leaves all land:
+    // the same figures, bit for bit, through the sea's code path.
+    for level in [f32::NAN, -1.0, f32::MIN, f32::NEG_INFINITY] {
+        let options = at_sea(level, AnalysisOptions::default());
+        assert_eq!(TerrainStats::measure(&map, &options).unwrap(), none, "{level}");
+    }
+    // With no outlet but the border, the fill and the flow are the plain ones.
+    for mode in [Fill::Flat, Fill::Epsilon] {
+        let plain = fill_depressions(&map, mode).unwrap();
+        assert_eq!(fill_depressions_to(&map, mode, |_| false).unwrap(), plain);
+        let flow = FlowField::d8(&plain.surface).unwrap();
+        assert_eq!(FlowField::d8_to(&plain.surface, |_| false).unwrap(), flow);
+    }
+}
+
+/// A 7 x 7 coast: sea at 0 in the two left columns, land rising 10 a column
+/// eastwards (10 to 50), a closed pit at (3, 2) = 5, a lagoon below sea level
+/// at (4, 4) = -1 and, beside it, a hollow at (5, 4) = 15 lower than all its
+/// land neighbours.
+fn coast() -> Heightmap {
+    let mut map = Heightmap::from_fn(7, 7, |x, _| if x < 2 { 0.0 } else { 10.0 * (x as f32 - 1.0) }).unwrap();
+    map[(3, 2)] = 5.0;
+    map[(4, 4)] = -1.0;
+    map[(5, 4)] = 15.0;
+    map
+}
+
+#[test]
+fn the_sea_is_an_outlet_and_only_land_is_measured() {
+    let map = coast();
+    let sea = |i: usize| map.cells()[i] <= 0.0;
+    // The fill: the pit rises to its spill (10), the lagoon is sea and stays at
+    // -1, and the hollow spills into it: open, not raised.
+    let filled = fill_depressions_to(&map, Fill::Flat, sea).unwrap();
+    let mut expected = map.clone();
+    expected[(3, 2)] = 10.0;
+    assert_eq!(filled.surface, expected);
+    assert_eq!(filled.depth.cells().iter().sum::<f32>(), 5.0);
+    // Without the sea the lagoon and the hollow are one closed depression,
+    // spilling at 20 over the column x = 3.
+    let plain = fill_depressions(&map, Fill::Flat).unwrap();
+    assert_eq!((plain.surface[(4, 4)], plain.surface[(5, 4)], plain.surface[(3, 2)]), (20.0, 20.0, 10.0));
+
+    // The flow, worked out by hand on the epsilon fill (the pit just above 10):
+    // column x = 2 drains west into the sea strip; (3, 1) into (2, 1); (5, 1)
+    // and (5, 2) into (4, 1) and (4, 2), both into the pit, the pit into
+    // (2, 2); every other interior land cell into the lagoon.
+    let eps = fill_depressions_to(&map, Fill::Epsilon, sea).unwrap();
+    let flow = FlowField::d8_to(&eps.surface, sea).unwrap();
+    let at = |x: usize, y: usize| y * 7 + x;
+    for (i, &r) in flow.receivers().iter().enumerate() {
+        if sea(i) {
+            assert_eq!(r, NO_RECEIVER, "sea cell {i} passes nothing on");
+        }
+    }
+    assert_eq!(flow.receivers()[at(5, 4)] as usize, at(4, 4), "the hollow drains into the lagoon");
+    assert_eq!(flow.receivers()[at(2, 2)] as usize, at(1, 2), "the coast drains into the sea");
+    let area = flow.drainage_area().unwrap();
+    let expected_area = [
+        // Land: the valley through the pit, the cells beside it, the lagoon's shore.
+        ((4, 1), 2.0),
+        ((4, 2), 2.0),
+        ((3, 2), 5.0),
+        ((2, 1), 2.0),
+        ((2, 2), 6.0),
+        ((2, 3), 1.0),
+        ((2, 4), 1.0),
+        ((2, 5), 1.0),
+        ((3, 4), 1.0),
+        ((5, 4), 1.0),
+        // Sea: itself and what flows straight in, nothing further.
+        ((1, 2), 7.0),
+        ((1, 4), 2.0),
+        ((4, 4), 9.0),
+        ((0, 2), 1.0),
+    ];
+    for ((x, y), a) in expected_area {
+        assert_eq!(area[(x, y)], a, "area at ({x}, {y})");
+    }
+    // Without the sea the filled lagoon (just above 20) takes in the hollow,
+    // (5, 3) and (5, 5), and its 4 cells cross the land on their way out, over
+    // (3, 4) and (2, 4).
+    let plain_eps = fill_depressions(&map, Fill::Epsilon).unwrap();
+    let plain_area = FlowField::d8(&plain_eps.surface).unwrap().drainage_area().unwrap();
+    assert_eq!((plain_area[(4, 4)], plain_area[(3, 4)], plain_area[(2, 4)]), (4.0, 5.0, 6.0));
+
+    // The figures: 34 land cells (49 less 14 in the strip and the lagoon), one
+    // of them in a closed depression (the pit); 19 interior land cells, one pit
+    // (the hollow has the lagoon below it). Channels from 5 cells: the pit
+    // (flat on the flat fill) and (2, 2) below it.
+    let options = AnalysisOptions { channel_area: 5.0, ..AnalysisOptions::default() };
+    let land = TerrainStats::measure(&map, &at_sea(0.0, options)).unwrap();
+    assert_eq!(land.land_cells, 34);
+    assert_eq!(land.depression_fraction, 1.0 / 34.0);
+    assert_eq!((land.pits, land.pit_fraction), (1, 1.0 / 19.0));
+    assert_eq!((land.channel_cells, land.channel_flat_fraction), (2, 0.5));
+    // Without a sea level: the lagoon and the hollow are closed too, the lagoon
+    // is a pit, and the sea strip's cells are channels.
+    let all = TerrainStats::measure(&map, &options).unwrap();
+    assert_eq!(all.land_cells, 49);
+    assert_eq!(all.depression_fraction, 3.0 / 49.0);
+    assert_eq!((all.pits, all.pit_fraction), (2, 2.0 / 25.0));
+    assert!(all.channel_cells > land.channel_cells, "{all:?}");
+}
+
+#[test]
+fn an_island_measures_its_land_not_its_sea() {
+    let map = island_terrain(128, 128, 4).unwrap();
+    let all = TerrainStats::measure(&map, &AnalysisOptions::default()).unwrap();
+    let land = TerrainStats::measure(&map, &at_sea(0.0, AnalysisOptions::default())).unwrap();
+    // The flat sea made nearly every channel cell flat; the land's are few.
+    assert!(all.channel_flat_fraction > 0.9, "{all:?}");
+    assert!(land.channel_flat_fraction < 0.5, "{land:?}");
+    let sea = map.cells().iter().filter(|&&h| h <= 0.0).count() as u64;
+    assert!(sea > 0 && land.land_cells == 128 * 128 - sea, "{land:?}");
+    assert!(land.channel_cells > 0 && land.channel_cells < all.channel_cells, "{land:?}");
+    for figure in [
+        land.depression_fraction,
+        land.pit_fraction,
+        land.channel_flat_fraction,
+        land.concavity().unwrap(),
+        land.exceedance().unwrap(),
+        land.hack().unwrap(),
+    ] {
+        assert!(figure.is_finite(), "{land:?}");
+    }
+    assert!((0.0..=1.0).contains(&land.depression_fraction));
+}
+
+#[test]
+fn a_map_all_at_sea_has_no_land_to_measure() {
+    let fbm = fbm_terrain(32, 32, 2).unwrap();
+    for (map, level) in [
+        (Heightmap::filled(8, 8, 0.0).unwrap(), 0.0),
+        (Heightmap::filled(1, 1, -3.0).unwrap(), 0.0),
+        (fbm.clone(), 1.0),
+        (fbm, f32::INFINITY),
+    ] {
+        let stats = TerrainStats::measure(&map, &at_sea(level, AnalysisOptions::default())).unwrap();
+        assert_eq!(stats.land_cells, 0);
+        assert_eq!((stats.depression_fraction, stats.pits, stats.pit_fraction), (0.0, 0, 0.0));
+        assert_eq!((stats.channel_cells, stats.channel_flat_fraction), (0, 0.0));
+        assert_eq!((stats.slope_area, stats.area_exceedance, stats.hack_fit), (None, None, None));
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -193,5 +362,37 @@ proptest! {
         let flow = FlowField::d8(&eps.surface).unwrap();
         let out: f64 = (0..w * h).filter(|&i| flow.receivers()[i] == NO_RECEIVER).map(|i| f64::from(area.cells()[i])).sum();
         prop_assert_eq!(out, (w * h) as f64);
+    }
+
+    /// With a sea level the sea is never raised, no land drains through it, and
+    /// every drop reaches the border or the sea.
+    #[test]
+    fn sea_properties(w in 1usize..24, h in 1usize..24, level in -5.0f32..5.0, cells in prop::collection::vec(-5.0f32..5.0, 576)) {
+        let map = Heightmap::from_cells(w, h, cells[..w * h].to_vec()).unwrap();
+        let sea = |i: usize| map.cells()[i] <= level;
+        let flat = fill_depressions_to(&map, Fill::Flat, sea).unwrap();
+        let eps = fill_depressions_to(&map, Fill::Epsilon, sea).unwrap();
+        prop_assert_eq!(&eps.depth, &flat.depth);
+        for i in 0..w * h {
+            prop_assert!(flat.surface.cells()[i] >= map.cells()[i]);
+            if sea(i) {
+                prop_assert_eq!(flat.surface.cells()[i], map.cells()[i]);
+                prop_assert_eq!(eps.surface.cells()[i], map.cells()[i]);
+            }
+        }
+        let flow = FlowField::d8_to(&eps.surface, sea).unwrap();
+        let area = flow.drainage_area().unwrap();
+        let mut out = 0.0f64;
+        for (i, &r) in flow.receivers().iter().enumerate() {
+            let border = i % w == 0 || i / w == 0 || i % w == w - 1 || i / w == h - 1;
+            prop_assert_eq!(r == NO_RECEIVER, border || sea(i), "cell {}", i);
+            if r == NO_RECEIVER {
+                out += f64::from(area.cells()[i]);
+            }
+        }
+        prop_assert_eq!(out, (w * h) as f64);
+        let stats = TerrainStats::measure(&map, &AnalysisOptions { sea_level: Some(level), ..AnalysisOptions::default() }).unwrap();
+        prop_assert_eq!(stats.land_cells, (0..w * h).filter(|&i| !sea(i)).count() as u64);
+        prop_assert!((0.0..=1.0).contains(&stats.depression_fraction));
     }
 }

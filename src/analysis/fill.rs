@@ -38,14 +38,39 @@ pub struct FilledSurface {
 /// Fills the closed depressions of `map`, the border being the outlet.
 ///
 /// `O(n log n)`; no recursion. Ties in the priority queue break by cell index,
-/// so the result is deterministic.
+/// so the result is deterministic. The same as [`fill_depressions_to`] with no
+/// outlet but the border.
 ///
 /// # Errors
 /// [`GridError::OutOfMemory`] if the working buffers cannot be allocated.
 pub fn fill_depressions<S: AsRef<[f32]>>(map: &Grid<S>, mode: Fill) -> Result<FilledSurface, GridError> {
-    let flat = flood(map, Fill::Flat)?;
+    fill_depressions_to(map, mode, |_| false)
+}
+
+/// Fills the closed depressions of `map` that drain to none of its outlets: the
+/// border, and every cell `i` (index `y * width + x`) for which `outlet(i)` is
+/// true, wherever it lies: the sea below a sea level
+/// (`|i| map.cells()[i] <= level`), say, or a lake taken as base level.
+///
+/// Outlet cells keep their height (they are never raised, and their depth is
+/// 0), and a hollow that spills into one is open, not closed: it is filled
+/// only up to where it would overflow the lowest way out, border or outlet.
+/// With `outlet` false everywhere this is [`fill_depressions`], bit for bit.
+///
+/// `O(n log n)`; no recursion; `outlet` is called at most once per
+/// cell. Ties in the
+/// priority queue break by cell index, so the result is deterministic.
+///
+/// # Errors
+/// [`GridError::OutOfMemory`] if the working buffers cannot be allocated.
+pub fn fill_depressions_to<S: AsRef<[f32]>>(
+    map: &Grid<S>,
+    mode: Fill,
+    outlet: impl Fn(usize) -> bool,
+) -> Result<FilledSurface, GridError> {
+    let flat = flood(map, Fill::Flat, &outlet)?;
     let depth: Vec<f32> = flat.iter().zip(map.cells()).map(|(&f, &h)| f - h).collect();
-    let surface = if mode == Fill::Flat { flat } else { flood(map, Fill::Epsilon)? };
+    let surface = if mode == Fill::Flat { flat } else { flood(map, Fill::Epsilon, &outlet)? };
     let (w, h) = (map.width(), map.height());
     Ok(FilledSurface {
         surface: Heightmap::from_cells(w, h, surface)?,
@@ -83,7 +108,13 @@ fn next_up(v: f32) -> f32 {
     if next.is_finite() { next } else { v }
 }
 
-pub(super) fn flood<S: AsRef<[f32]>>(map: &Grid<S>, mode: Fill) -> Result<Vec<f32>, GridError> {
+/// The priority flood from the border and the cells `outlet` marks: the filled
+/// heights, outlets untouched.
+pub(super) fn flood<S: AsRef<[f32]>>(
+    map: &Grid<S>,
+    mode: Fill,
+    outlet: &impl Fn(usize) -> bool,
+) -> Result<Vec<f32>, GridError> {
     let (w, h) = (map.width(), map.height());
     let n = map.len();
     let mut out = try_filled(n, 0.0f32)?;
@@ -91,7 +122,7 @@ pub(super) fn flood<S: AsRef<[f32]>>(map: &Grid<S>, mode: Fill) -> Result<Vec<f3
     let mut closed = try_filled(n, false)?;
     let mut open = BinaryHeap::new();
     let mut pit = VecDeque::new();
-    for i in (0..n).filter(|&i| on_border(i, w, h)) {
+    for i in (0..n).filter(|&i| on_border(i, w, h) || outlet(i)) {
         closed[i] = true;
         open.push(Reverse(Open(out[i], i as u32)));
     }

@@ -8,12 +8,14 @@ use crate::error::GridError;
 use crate::grid::{Grid, Heightmap, try_filled};
 
 /// The receiver of a cell that passes its water to no other: a border cell (it
-/// drains off the map) or a cell with no lower neighbour.
+/// drains off the map), an outlet cell of [`FlowField::d8_to`] (the sea, say)
+/// or a cell with no lower neighbour.
 pub const NO_RECEIVER: u32 = u32::MAX;
 
 /// D8 flow over a surface: each cell passes its water to its steepest-descent
 /// neighbour (drop over distance, diagonals `sqrt(2)` cells away; ties go to
-/// the first in a fixed order), border cells pass it off the map. Built on a
+/// the first in a fixed order), border cells (and the outlets of
+/// [`d8_to`](Self::d8_to)) pass it off the map. Built on a
 /// surface with a descending path from every cell to the border (a
 /// [`Fill::Epsilon`](super::Fill::Epsilon) fill), every drop of rain reaches
 /// the border.
@@ -29,17 +31,42 @@ pub struct FlowField {
 }
 
 impl FlowField {
-    /// The D8 flow over `surface`.
+    /// The D8 flow over `surface`, the border being the outlet.
+    ///
+    /// The same as [`d8_to`](Self::d8_to) with no outlet but the border.
     ///
     /// # Errors
     /// [`GridError::OutOfMemory`] if the buffers cannot be allocated.
     pub fn d8<S: AsRef<[f32]>>(surface: &Grid<S>) -> Result<Self, GridError> {
+        Self::d8_to(surface, |_| false)
+    }
+
+    /// The D8 flow over `surface` with outlets besides the border: every cell
+    /// `i` (index `y * width + x`) for which `outlet(i)` is true passes its
+    /// water to none ([`NO_RECEIVER`]), as a border cell does: the sea, say.
+    ///
+    /// Other cells keep their steepest-descent receiver, an outlet cell
+    /// included: a cell on the shore drains into the sea cell below it, so its
+    /// slope and flow length reach the shore. The water stops there: an outlet
+    /// cell's drainage area is itself plus what flows straight into it, and no
+    /// other cell's area counts an outlet cell. Built on a
+    /// [`fill_depressions_to`](super::fill_depressions_to) epsilon fill with the
+    /// same outlets, every drop reaches the border or an outlet. With `outlet`
+    /// false everywhere this is [`d8`](Self::d8), bit for bit; `outlet` is
+    /// called at most once per cell.
+    ///
+    /// # Errors
+    /// [`GridError::OutOfMemory`] if the buffers cannot be allocated.
+    pub fn d8_to<S: AsRef<[f32]>>(
+        surface: &Grid<S>,
+        outlet: impl Fn(usize) -> bool,
+    ) -> Result<Self, GridError> {
         let (w, h) = (surface.width(), surface.height());
         let n = surface.len();
         let z = surface.cells();
         let mut receivers = try_filled(n, NO_RECEIVER)?;
         let mut steps = try_filled(n, 0.0f32)?;
-        for i in (0..n).filter(|&i| !on_border(i, w, h)) {
+        for i in (0..n).filter(|&i| !on_border(i, w, h) && !outlet(i)) {
             let mut best = (0.0f64, NO_RECEIVER, 0.0f64);
             for_each_neighbour(i, w, h, |j, d| {
                 let descent = (f64::from(z[i]) - f64::from(z[j])) / d;

@@ -17,6 +17,10 @@
 //! land and few single-cell pits; noise has none of that.
 //!
 //! The map border is the outlet everywhere: water reaching it leaves the map.
+//! With a [`sea_level`](AnalysisOptions::sea_level) (an island in its sea) the
+//! sea is an outlet too, base level as in real DEM analysis, and the figures
+//! cover the land only ([`fill_depressions_to`] and [`FlowField::d8_to`] take
+//! any such outlets).
 //! Every function is linear in the cells, or `n log n` for the fill's priority
 //! queue, and none recurses: a 4096 x 4096 map takes seconds.
 //!
@@ -27,6 +31,12 @@
 //! let map = fbm_terrain(128, 128, 1)?;
 //! let stats = TerrainStats::measure(&map, &AnalysisOptions::default())?;
 //! assert!(stats.depression_fraction > 0.0 && stats.depression_fraction < 1.0);
+//!
+//! // An island in a flat sea at 0: measure the land, the sea as base level.
+//! let island = hydraulic_erosion::island_terrain(128, 128, 4)?;
+//! let options = AnalysisOptions { sea_level: Some(0.0), ..AnalysisOptions::default() };
+//! let land = TerrainStats::measure(&island, &options)?;
+//! assert!(land.land_cells > 0 && land.land_cells < 128 * 128);
 //! # Ok::<(), hydraulic_erosion::GridError>(())
 //! ```
 
@@ -35,7 +45,7 @@ mod fit;
 mod flow;
 mod stats;
 
-pub use fill::{Fill, FilledSurface, fill_depressions};
+pub use fill::{Fill, FilledSurface, fill_depressions, fill_depressions_to};
 pub use fit::PowerLawFit;
 pub use flow::{FlowField, NO_RECEIVER};
 pub use stats::{AnalysisOptions, TerrainStats, count_pits};

@@ -33,6 +33,14 @@ pub struct AnalysisOptions {
     /// is at most this, in height units per horizontal unit, is flat: a lake or
     /// a filled basin. Default 1e-6.
     pub flat_slope: f32,
+    /// The sea level, in the map's height units: every cell at or below it is
+    /// sea, wherever it lies (an inland hollow that low included). The sea is an
+    /// outlet like the border: a hollow that spills into it is no closed
+    /// depression, water stops on reaching it, and every figure covers the land
+    /// cells (above the level) only, areas counting land cells only. Default
+    /// `None`: no sea, every cell is land and the border the only outlet (the
+    /// figures as without this option, bit for bit). NaN counts as `None`.
+    pub sea_level: Option<f32>,
 }
 
 impl Default for AnalysisOptions {
@@ -45,6 +53,7 @@ impl Default for AnalysisOptions {
             bins_per_decade: 10,
             min_per_bin: 5,
             flat_slope: 1e-6,
+            sea_level: None,
         }
     }
 }
@@ -57,24 +66,31 @@ pub struct TerrainStats {
     pub width: usize,
     /// Height of the map, in cells.
     pub height: usize,
-    /// Share of the cells inside closed depressions (depth > 0 after a flat
-    /// fill), in `[0, 1]`. A few percent in real landscapes.
+    /// The land cells every other figure covers: those above
+    /// [`sea_level`](AnalysisOptions::sea_level), all cells without one.
+    pub land_cells: u64,
+    /// Share of the land cells inside closed depressions (depth > 0 after a
+    /// flat fill), in `[0, 1]` (0 without land). A few percent in real
+    /// landscapes.
     pub depression_fraction: f64,
-    /// Single-cell pits: interior cells strictly lower than all 8 neighbours.
+    /// Single-cell pits: interior land cells strictly lower than all 8
+    /// neighbours (a cell beside the sea never is one: the sea lies lower).
     pub pits: u64,
-    /// `pits` over the interior cells.
+    /// `pits` over the interior land cells (0 without any).
     pub pit_fraction: f64,
-    /// Channel cells (drainage area at least `channel_area`, not on the border).
+    /// Channel cells: land cells with a drainage area of at least
+    /// `channel_area` that pass their water on (not on the border).
     pub channel_cells: u64,
     /// Share of the channel cells that are flat (slope at most `flat_slope` on
     /// the flat-filled surface): lakes and filled basins.
     pub channel_flat_fraction: f64,
-    /// Flint's law over the channel cells up to `max_area_fraction`: slope
-    /// against drainage area; the concavity θ is `-exponent`
-    /// ([`concavity`](Self::concavity)), the steepness `coefficient`.
+    /// Flint's law over the channel cells up to `max_area_fraction` (of the
+    /// land cells): slope against drainage area; the concavity θ is
+    /// `-exponent` ([`concavity`](Self::concavity)), the steepness
+    /// `coefficient`.
     pub slope_area: Option<PowerLawFit>,
-    /// `P(A >= a)` against `a` over all cells, from `exceedance_min_area` to
-    /// `max_area_fraction`; β is `-exponent` ([`exceedance`](Self::exceedance)).
+    /// `P(A >= a)` against `a` over the land cells, from `exceedance_min_area`
+    /// to `max_area_fraction`; β is `-exponent` ([`exceedance`](Self::exceedance)).
     pub area_exceedance: Option<PowerLawFit>,
     /// Hack's law over the channel cells: the longest flow path upstream
     /// against drainage area; h is `exponent` ([`hack`](Self::hack)).
@@ -82,22 +98,44 @@ pub struct TerrainStats {
 }
 
 impl TerrainStats {
-    /// Measures `map` (the border is the outlet).
+    /// Measures `map`: the border is the outlet, and with a
+    /// [`sea_level`](AnalysisOptions::sea_level) the sea too, the figures then
+    /// covering the land only. A map with no land measures as land without
+    /// channels: every count and fraction 0, no fits.
     ///
     /// # Errors
     /// [`GridError::OutOfMemory`] if the working buffers cannot be allocated.
     pub fn measure<S: AsRef<[f32]>>(map: &Grid<S>, options: &AnalysisOptions) -> Result<Self, GridError> {
+        match options.sea_level.filter(|level| !level.is_nan()) {
+            None => Self::measure_to(map, options, |_| false),
+            Some(level) => {
+                let z = map.cells();
+                Self::measure_to(map, options, |i| z[i] <= level)
+            }
+        }
+    }
+
+    /// [`measure`](Self::measure) with the cells `sea` marks as outlets, the
+    /// figures over the others.
+    fn measure_to<S: AsRef<[f32]>>(
+        map: &Grid<S>,
+        options: &AnalysisOptions,
+        sea: impl Fn(usize) -> bool,
+    ) -> Result<Self, GridError> {
         let (w, h) = (map.width(), map.height());
         let n = map.len();
-        let flat = Heightmap::from_cells(w, h, flood(map, Fill::Flat)?)?;
-        let epsilon = Heightmap::from_cells(w, h, flood(map, Fill::Epsilon)?)?;
+        let land = (0..n).filter(|&i| !sea(i)).count();
+        let flat = Heightmap::from_cells(w, h, flood(map, Fill::Flat, &sea)?)?;
+        let epsilon = Heightmap::from_cells(w, h, flood(map, Fill::Epsilon, &sea)?)?;
+        // The fill never raises the sea: every raised cell is land.
         let depressed = flat.cells().iter().zip(map.cells()).filter(|(f, h)| f > h).count();
-        let flow = FlowField::d8(&epsilon)?;
+        let flow = FlowField::d8_to(&epsilon, &sea)?;
         let area = flow.drainage_area()?;
         let length = flow.flow_length(options.cell_size)?;
         let slope = flow.slope(&flat, options.cell_size)?;
-        let max_area = (options.max_area_fraction * n as f64).max(options.channel_area);
+        let max_area = (options.max_area_fraction * land as f64).max(options.channel_area);
         let receivers = flow.receivers();
+        // Sea cells have no receiver: no channel is at sea.
         let channels: Vec<usize> = (0..n)
             .filter(|&i| f64::from(area.cells()[i]) >= options.channel_area && receivers[i] != NO_RECEIVER)
             .collect();
@@ -116,12 +154,14 @@ impl TerrainStats {
         );
         let hack_fit =
             PowerLawFit::binned(pairs(length.cells()).into_iter(), range, bins, options.min_per_bin);
-        let area_exceedance = exceedance(area.cells(), (options.exceedance_min_area, max_area), bins);
-        let (pits, interior) = count_pits(map);
+        let land_areas = (0..n).filter(|&i| !sea(i)).map(|i| area.cells()[i]);
+        let area_exceedance = exceedance(land_areas, land, (options.exceedance_min_area, max_area), bins);
+        let (pits, interior) = pits_on(map, &sea);
         Ok(Self {
             width: w,
             height: h,
-            depression_fraction: depressed as f64 / n as f64,
+            land_cells: land as u64,
+            depression_fraction: if land > 0 { depressed as f64 / land as f64 } else { 0.0 },
             pits,
             pit_fraction: if interior > 0 { pits as f64 / interior as f64 } else { 0.0 },
             channel_cells: channels.len() as u64,
@@ -153,22 +193,27 @@ impl TerrainStats {
 }
 
 /// `P(A >= a)` against `a` at `bins_per_decade` thresholds a decade over
-/// `[a_min, a_max]`, fitted in log-log space: one pass over the cells into a
-/// histogram of `log10 A`, then cumulative counts from the top.
-fn exceedance(area: &[f32], (a_min, a_max): (f64, f64), bins_per_decade: u32) -> Option<PowerLawFit> {
-    if area.is_empty() || !(a_min > 0.0 && a_max > a_min) || bins_per_decade == 0 {
+/// `[a_min, a_max]`, fitted in log-log space: one pass over the `cells` areas
+/// into a histogram of `log10 A`, then cumulative counts from the top.
+fn exceedance(
+    area: impl Iterator<Item = f32>,
+    cells: usize,
+    (a_min, a_max): (f64, f64),
+    bins_per_decade: u32,
+) -> Option<PowerLawFit> {
+    if cells == 0 || !(a_min > 0.0 && a_max > a_min) || bins_per_decade == 0 {
         return None;
     }
     let per = f64::from(bins_per_decade);
     let top = (log10(a_max) * per) as usize + 1;
     let mut counts = alloc::vec![0u64; top + 1];
-    for &a in area {
+    for a in area {
         if a >= 1.0 {
             let b = ((log10(f64::from(a)) * per) as usize).min(top);
             counts[b] += 1;
         }
     }
-    let n = area.len() as f64;
+    let n = cells as f64;
     let mut above = 0u64;
     let mut points = Vec::new();
     for b in (0..=top).rev() {
@@ -185,10 +230,15 @@ fn exceedance(area: &[f32], (a_min, a_max): (f64, f64), bins_per_decade: u32) ->
 /// Single-cell pits of `map`: interior cells strictly lower than all 8
 /// neighbours. Returns `(pits, interior cells)`.
 pub fn count_pits<S: AsRef<[f32]>>(map: &Grid<S>) -> (u64, u64) {
+    pits_on(map, |_| false)
+}
+
+/// [`count_pits`] over the interior cells `sea` does not mark.
+fn pits_on<S: AsRef<[f32]>>(map: &Grid<S>, sea: impl Fn(usize) -> bool) -> (u64, u64) {
     let (w, h) = (map.width(), map.height());
     let z = map.cells();
     let (mut pits, mut interior) = (0u64, 0u64);
-    for i in (0..z.len()).filter(|&i| !on_border(i, w, h)) {
+    for i in (0..z.len()).filter(|&i| !on_border(i, w, h) && !sea(i)) {
         interior += 1;
         let mut lowest = true;
         for_each_neighbour(i, w, h, |j, _| lowest &= z[j] > z[i]);
