@@ -156,6 +156,7 @@ fn override_field(mut p: ErosionParams, set: &str) -> Result<ErosionParams, Stri
         "channels.channel_relief" => c.channel_relief = v,
         "channels.momentum" => c.momentum = v,
         "channels.brush_radius" => c.brush_radius = v,
+        "channels.settle_pits" => c.settle_pits = v != 0.0,
         other => return Err(format!("--set: unknown field {other}")),
     }
     if field.starts_with("channels.") {

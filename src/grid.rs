@@ -77,7 +77,6 @@ pub(crate) fn try_filled<T: Clone>(len: usize, value: T) -> Result<Vec<T>, GridE
 }
 
 /// A copy of `cells`, or [`GridError::OutOfMemory`] (see [`try_filled`]).
-#[cfg(feature = "parallel")]
 pub(crate) fn try_copy<T: Clone>(cells: &[T]) -> Result<Vec<T>, GridError> {
     let mut copy = Vec::new();
     let bytes = core::mem::size_of_val(cells);

@@ -214,10 +214,10 @@ impl ParallelParams {
 /// # The landscape kernel
 ///
 /// [`Physical`] with [`Channels`] (the landscape preset) runs in tiles only,
-/// with the 8-facet sampler and the momentum map off: each turn copies its
-/// zone of the terrain and of the discharge layer, and the discharge map
-/// refreshes between sweeps. Batches are refused: merged copies would add up
-/// the cuts each copy's pit-safe guard clamped.
+/// with the 8-facet sampler: each turn copies its zone of the terrain and of
+/// the discharge and momentum maps, the maps refresh between sweeps, and the
+/// pits are settled on the whole map at the end. Batches are refused: merged
+/// copies would add up the cuts each copy's pit-safe guard clamped.
 ///
 /// # Hydrology
 ///
@@ -398,8 +398,8 @@ impl Parallel {
     /// Physical's landscape kernel ([`Channels`]) on the pool, in tiles only:
     /// batches merged on a frozen map would add up the cuts each copy's
     /// pit-safe guard clamped (measured on fBm 512 x 512: pits 0.4 % -> 2.2 %,
-    /// θ 0.26 -> -0.2). The tiles carry no per-droplet sampler state and no
-    /// momentum map, so those are refused.
+    /// θ 0.26 -> -0.2). The tiles carry no per-droplet sampler state, so
+    /// other samplers are refused.
     fn physical_landscape<S, P>(
         &self,
         physical: &Physical<S>,
@@ -419,9 +419,6 @@ impl Parallel {
         }
         if physical.sampler().lane_kernel().is_none() {
             return refuse("None with this sampler in a Parallel run: its tiles take the 8-facet sampler");
-        }
-        if channels.momentum > 0.0 {
-            return refuse("with momentum 0 in a Parallel run: its tiles carry no momentum map");
         }
         map.check_finite()?;
         let base = *physical.params();

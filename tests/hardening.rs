@@ -202,6 +202,7 @@ fn arb_channels() -> impl Strategy<Value = Channels> {
                 channel_relief,
                 momentum,
                 brush_radius,
+                settle_pits: refresh % 2 == 0,
             },
         )
 }

@@ -31,24 +31,35 @@ pub(crate) fn erf(x: f32) -> f32 {
     1.0 - 1.0 / (p2 * p2)
 }
 
+/// One cell of the discharge and momentum maps, with what the droplets left
+/// there since the last refresh: everything a step reads and writes of them
+/// side by side, on one half of a cache line (the maps outgrow the caches;
+/// separate arrays cost a line each per step).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C, align(32))]
+pub(super) struct FlowCell {
+    /// The channel factor `erf(discharge * cell_size² / channel_area)` as of
+    /// the last refresh, in `[0, 1)`.
+    channel: f32,
+    /// The water that crossed the cell since the last refresh.
+    water: f32,
+    /// The discharge: water per droplet of rain per cell (moving average).
+    discharge: f32,
+    /// The mean flow: water times velocity on the discharge's scale (moving
+    /// average); 0 when `momentum` is 0.
+    flow: [f32; 2],
+    /// The water times velocity since the last refresh; 0 when `momentum` is 0.
+    track: [f32; 2],
+}
+
 /// The discharge and momentum maps, the water counted since their last
 /// refresh, and the erosion brush.
 #[derive(Debug)]
 pub(super) struct FlowMaps {
     c: Channels,
-    /// Per cell: `[channel, water]`, the channel factor `erf(discharge *
-    /// cell_size² / channel_area)` as of the last refresh, in `[0, 1)`, and the
-    /// water that crossed the cell since. Side by side: a step reads one and
-    /// writes the other, on one cache line (the maps outgrow the caches, and
-    /// these reads were the kernel's largest cost).
-    cells: Vec<[f32; 2]>,
-    /// The discharge: water per droplet of rain per cell (moving average).
-    discharge: Vec<f32>,
-    /// The mean flow, water times velocity on the discharge's scale (moving
-    /// average), and the water times velocity since the last refresh. Empty
-    /// when `momentum` is 0.
-    flow: Vec<[f32; 2]>,
-    flow_track: Vec<[f32; 2]>,
+    /// Per cell: the maps and the water and flow counted since the last
+    /// refresh.
+    cells: Vec<FlowCell>,
     /// The brush: cell offsets and weights (summing to 1), the droplet's own
     /// cell first.
     brush: Vec<(isize, isize, f32)>,
@@ -64,24 +75,24 @@ pub(super) struct FlowMaps {
 
 impl FlowMaps {
     /// A tile's view for a turn: `cells`, a zone copy of the whole map's
-    /// `[channel, water]`, no momentum, no refreshes.
+    /// cells, no refreshes.
     #[cfg(feature = "parallel")]
-    pub(super) fn zone(c: Channels, cells: Vec<[f32; 2]>) -> Self {
-        let mut view = Self::new(Channels { momentum: 0.0, ..c }, 0).expect("no cells to allocate");
+    pub(super) fn zone(c: Channels, cells: Vec<FlowCell>) -> Self {
+        let mut view = Self::new(c, 0).expect("no cells to allocate");
         view.cells = cells;
         view.frozen = true;
         view
     }
 
-    /// A zone view's `[channel, water]`, handed back at the end of its turn.
+    /// A zone view's cells, handed back at the end of its turn.
     #[cfg(feature = "parallel")]
-    pub(super) fn into_cells(self) -> Vec<[f32; 2]> {
+    pub(super) fn into_cells(self) -> Vec<FlowCell> {
         self.cells
     }
 
-    /// The whole map's `[channel, water]` (see [`zone`](Self::zone)).
+    /// The whole map's cells (see [`zone`](Self::zone)).
     #[cfg(feature = "parallel")]
-    pub(super) fn cells_mut(&mut self) -> &mut [[f32; 2]] {
+    pub(super) fn cells_mut(&mut self) -> &mut [FlowCell] {
         &mut self.cells
     }
 
@@ -107,10 +118,7 @@ impl FlowMaps {
         }
         Ok(Self {
             c,
-            cells: try_filled(cells, [0.0; 2])?,
-            discharge: try_filled(cells, 0.0)?,
-            flow: try_filled(if c.momentum > 0.0 { cells } else { 0 }, [0.0; 2])?,
-            flow_track: try_filled(if c.momentum > 0.0 { cells } else { 0 }, [0.0; 2])?,
+            cells: try_filled(cells, FlowCell::default())?,
             reach: if brush.len() > 1 { reach } else { 0 },
             brush,
             per_area: c.cell_size * c.cell_size / c.channel_area,
@@ -150,13 +158,13 @@ impl FlowMaps {
         } else {
             (1.0 - keep) * (f64::from(cells) / (f64::from(n) * f64::from(self.c.refresh))) as f32
         };
-        for (cell, discharge) in self.cells.iter_mut().zip(&mut self.discharge) {
-            *discharge = keep * *discharge + gain * cell[1];
-            *cell = [erf(*discharge * self.per_area), 0.0];
-        }
-        for (flow, track) in self.flow.iter_mut().zip(&mut self.flow_track) {
-            *flow = [keep * flow[0] + gain * track[0], keep * flow[1] + gain * track[1]];
-            *track = [0.0; 2];
+        for cell in &mut self.cells {
+            cell.discharge = keep * cell.discharge + gain * cell.water;
+            cell.channel = erf(cell.discharge * self.per_area);
+            cell.water = 0.0;
+            let (flow, track) = (cell.flow, cell.track);
+            cell.flow = [keep * flow[0] + gain * track[0], keep * flow[1] + gain * track[1]];
+            cell.track = [0.0; 2];
         }
     }
 }
@@ -211,29 +219,32 @@ impl<S: NormalSampler> Eroder<'_, S> {
         let here = y * w + x;
         let grid = GridRef::new_unchecked(w, self.height, &*self.cells);
         let n = sampler.normal_in_cell(&grid, d.position, x, y, k.height_scale);
-        let [channel, _] = flow.cells[here];
+        let FlowCell { channel, discharge, flow: [flow_x, flow_y], .. } = flow.cells[here];
         let accel = k.dt / (k.density * d.water);
         let mut vx = d.velocity.x + n.x * accel;
         let mut vy = d.velocity.y + n.z * accel;
         let c = flow.c;
+        let own = vx * vx + vy * vy;
+        let speed = math::sqrt(own);
         if c.momentum > 0.0 {
-            let ([flow_x, flow_y], discharge) = (flow.flow[here], flow.discharge[here]);
             let mean = flow_x * flow_x + flow_y * flow_y;
-            let own = vx * vx + vy * vy;
             if mean > 0.0 && own > 0.0 {
-                // Turn towards the mean flow, keeping the speed: steering that adds
-                // speed feeds on itself (droplets follow the flow, the flow speeds up).
-                let cos = (flow_x * vx + flow_y * vy) / math::sqrt(mean * own);
-                let steer = c.momentum * cos / (d.water + discharge);
+                // Turn towards the mean flow `f`, keeping the speed: steering
+                // that adds speed feeds on itself (droplets follow the flow, the
+                // flow speeds up). The turn adds `momentum * cos / (water +
+                // discharge) * f`, `cos` the angle between `v` and `f`:
+                // `reach * (f . v) / |v| * f`, with `reach` from the cell and the
+                // water alone, so the velocity's own chain is short.
+                let reach = c.momentum / (math::sqrt(mean) * (d.water + discharge));
+                let steer = reach * (flow_x * vx + flow_y * vy) / speed;
                 let (sx, sy) = (vx + steer * flow_x, vy + steer * flow_y);
-                let turned = sx * sx + sy * sy;
+                let turned = math::sqrt(sx * sx + sy * sy);
                 if turned > 0.0 {
-                    let keep = math::sqrt(own / turned);
+                    let keep = speed / turned;
                     (vx, vy) = (sx * keep, sy * keep);
                 }
             }
         }
-        let speed = math::sqrt(vx * vx + vy * vy);
         if !(speed.is_finite() && vx.is_finite() && vy.is_finite()) {
             return Ok(Some(Fate::Unstable));
         }
@@ -246,12 +257,12 @@ impl<S: NormalSampler> Eroder<'_, S> {
             return Err(Refused);
         }
         self.report.steps += 1;
+        let cell = &mut flow.cells[here];
         if c.momentum > 0.0 {
-            let track = &mut flow.flow_track[here];
-            track[0] += d.water * vx;
-            track[1] += d.water * vy;
+            cell.track[0] += d.water * vx;
+            cell.track[1] += d.water * vy;
         }
-        flow.cells[here][1] += d.water;
+        cell.water += d.water;
         let off_map = self.off_map(px, py);
         let h_here = self.cells[here];
         let next = (px as i32 as usize, py as i32 as usize);

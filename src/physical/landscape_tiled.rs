@@ -1,5 +1,5 @@
 //! The landscape kernel in coloured tiles (see [`crate::tiles`]): each turn
-//! copies its zone of the terrain and of the `[channel, water]` layer, runs its
+//! copies its zone of the terrain and of the flow maps' cells, runs its
 //! droplets one after another until a step would read beyond the zone, and
 //! writes both back. The discharge map refreshes between sweeps, for the
 //! droplets the sweep ended. Which droplets a tile runs, and in what order,
@@ -12,13 +12,13 @@ use glam::Vec2;
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256StarStar;
 
-use super::landscape::{FlowMaps, Walk};
+use super::landscape::{FlowCell, FlowMaps, Walk};
 use super::{Constants, Eroder, Extras, Physical, Refused};
 use crate::channels::Channels;
 use crate::controls::{self, Gate};
 use crate::droplet::Droplet;
 use crate::error::GridError;
-use crate::grid::Grid;
+use crate::grid::{Grid, try_copy};
 use crate::layers::Track;
 use crate::normal::EightFacet;
 use crate::progress::{Progress, Ticker};
@@ -50,14 +50,14 @@ impl Traveller for Waiting {
     }
 }
 
-/// The layers a turn copies: the terrain and `[channel, water]`.
+/// The layers a turn copies: the terrain and the flow maps' cells.
 struct ZoneLayers<'m> {
     heights: &'m mut [f32],
-    flow: &'m mut [[f32; 2]],
+    flow: &'m mut [FlowCell],
 }
 
 impl Zoned for ZoneLayers<'_> {
-    type Copy = (Vec<f32>, Vec<[f32; 2]>);
+    type Copy = (Vec<f32>, Vec<FlowCell>);
 
     fn copy_in(&self, zone: &Zone, width: usize) -> Self::Copy {
         (zone.copy_in(self.heights, width), zone.copy_in(self.flow, width))
@@ -99,6 +99,8 @@ where
         return Ok(report);
     }
     let mut flow = FlowMaps::new(channels, width * height)?;
+    // The map as the run found it: pits it did not make stay.
+    let before = if channels.settle_pits { try_copy(map.cells())? } else { Vec::new() };
     let base_level = map.cells().iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
     let rules = Rules { k, channels, base_level, gate, width };
     let layout = Layout::new(tile, width, height);
@@ -109,6 +111,7 @@ where
             let in_flight = queues.iter_mut().flat_map(|q| q.drain(..)).map(|w| w.droplet);
             report.merge(&super::tiled::stop_in_flight(map, k, gate, in_flight));
             report.cancelled = true;
+            settle_pits(&rules, &before, map, &mut report);
             return Ok(report);
         }
         if spawned < total {
@@ -122,6 +125,7 @@ where
             // Fewer starts than asked: no droplet can start any more.
             spawned = if drawn < count { total } else { spawned + count };
         } else if queues.iter().all(Vec::is_empty) {
+            settle_pits(&rules, &before, map, &mut report);
             return Ok(report);
         }
         round += 1;
@@ -161,11 +165,29 @@ where
     }
 }
 
-/// A zone's copy of the terrain, of `[channel, water]` and of the tracks.
-type ZoneCopy = ((Vec<f32>, Vec<[f32; 2]>), Vec<Track>);
+/// Settles the pits the run made (`before`: the map as it found it) at its
+/// end, when the channels ask for it: on the whole map after every tile, so
+/// the same bits on any number of threads.
+fn settle_pits<St: AsRef<[f32]> + AsMut<[f32]>>(
+    rules: &Rules,
+    before: &[f32],
+    map: &mut Grid<St>,
+    report: &mut ErosionReport,
+) {
+    if rules.channels.settle_pits {
+        let extras = Extras { tracks: None, gate: rules.gate, starts: None };
+        let mut eroder = Eroder::new(map.view_mut(), rules.k, EightFacet).with_extras(extras);
+        eroder.settle_pits(before);
+        eroder.flush_anywhere();
+        report.merge(&eroder.report);
+    }
+}
+
+/// A zone's copy of the terrain, of the flow maps' cells and of the tracks.
+type ZoneCopy = ((Vec<f32>, Vec<FlowCell>), Vec<Track>);
 
 /// One tile's turn: runs `queue` in order on `copy`, its zone of the terrain
-/// and of `[channel, water]`, and returns what became of the droplets.
+/// and of the flow maps' cells, and returns what became of the droplets.
 fn turn(
     rules: &Rules,
     ((heights, cells), tracks): &mut ZoneCopy,

@@ -9,7 +9,7 @@ use crate::channels::Channels;
 use crate::controls::{self, Extras, Gate, Starts};
 use crate::droplet::{Droplet, Fate};
 use crate::error::{Error, GridError, ParamError};
-use crate::grid::{Grid, GridMut, GridRef, clamped_cell};
+use crate::grid::{Grid, GridMut, GridRef, clamped_cell, try_copy};
 use crate::layers::{self, Track};
 use crate::math;
 use crate::normal::{EightFacet, NormalSampler};
@@ -23,6 +23,7 @@ mod landscape;
 #[cfg(feature = "parallel")]
 pub(crate) mod landscape_tiled;
 mod lockstep;
+mod pits;
 mod simd;
 #[cfg(feature = "parallel")]
 pub(crate) mod tiled;
@@ -261,7 +262,14 @@ impl<S: NormalSampler + Clone> Physical<S> {
     {
         // Allocated before the map changes; `drive` checks the map.
         let mut flow = landscape::FlowMaps::new(channels, map.width() * map.height())?;
-        self.drive(map, progress, extras, |eroder, total, ticker| body(eroder, &mut flow, total, ticker))
+        // The map as the run found it: pits it did not make stay.
+        let before = if channels.settle_pits { try_copy(map.cells())? } else { alloc::vec::Vec::new() };
+        self.drive(map, progress, extras, |eroder, total, ticker| {
+            body(eroder, &mut flow, total, ticker);
+            if channels.settle_pits {
+                eroder.settle_pits(&before);
+            }
+        })
     }
 
     /// Follows one droplet from `start`, step by step, eroding `map` as it goes:

@@ -1,0 +1,231 @@
+//! Settling single-cell pits at the end of a landscape run
+//! ([`Channels::settle_pits`](crate::Channels::settle_pits)).
+
+use super::Eroder;
+use crate::normal::NormalSampler;
+use crate::{carry, neighbours};
+
+impl<S: NormalSampler> Eroder<'_, S> {
+    /// Settles every interior cell lower than all 8 of its neighbours that the
+    /// run made or left (the pit or its lowest neighbour no longer holds its
+    /// height in `before`, the map as the run found it: the input's own pits
+    /// stay), in row order: the pit and its lowest neighbour (the first in
+    /// [`neighbours::NEIGHBOURS`] order among equals) meet halfway, at one
+    /// height, the neighbour's cut booked as erosion and the pit's fill as a
+    /// deposit. A masked pit, or a neighbour that a mask or zero erodibility
+    /// holds, is left alone. Returns how many pits were settled.
+    ///
+    /// One pass leaves no pit it can settle: the two cells end level (so
+    /// neither is lower than all its neighbours), the pit's other neighbours
+    /// stay at or above it, and lowering a cell makes none of its neighbours a
+    /// pit.
+    ///
+    /// The books stay exact without making a pit: the droplets' rounding
+    /// remainder is put down first (it may dig a pit of its own, settled
+    /// next); each meeting height is the halfway point rounded up, so what
+    /// rounding adds is a surplus put down, and that surplus is taken back
+    /// from the border cell of smallest magnitude (lowering a border cell
+    /// makes no interior pit). What `f32` cannot take from that cell (under
+    /// half its rounding step) is let go: within
+    /// [`MassBalance::TOLERANCE`](crate::MassBalance::TOLERANCE).
+    pub(super) fn settle_pits(&mut self, before: &[f32]) -> u64 {
+        self.flush_anywhere();
+        let (w, h) = (self.width, self.height);
+        let mut settled = 0;
+        for y in 1..h.saturating_sub(1) {
+            for x in 1..w - 1 {
+                let i = y * w + x;
+                let (mut lowest, mut low) = (i, f32::INFINITY);
+                neighbours::for_each_neighbour_of(x, y, w, h, |_, j, _| {
+                    if self.cells[j] < low {
+                        (lowest, low) = (j, self.cells[j]);
+                    }
+                });
+                let pit = self.cells[i];
+                if pit >= low || !self.gate.admits(i) || self.gate.weight(lowest) <= 0.0 {
+                    continue;
+                }
+                let same = |j: usize| self.cells[j].to_bits() == before[j].to_bits();
+                if same(i) && same(lowest) {
+                    continue;
+                }
+                let level = halfway_up(pit, low);
+                self.cells[lowest] = level;
+                self.carry += self.report.book(low, level);
+                self.cells[i] = level;
+                self.carry += self.report.book(pit, level);
+                settled += 1;
+            }
+        }
+        if self.carry != 0.0 {
+            let border = |i: usize| {
+                let (x, y) = (i % w, i / w);
+                x == 0 || y == 0 || x + 1 == w || y + 1 == h
+            };
+            let gate = self.gate;
+            let cells = (0..self.cells.len()).filter(|&i| border(i) && gate.admits(i));
+            let best = carry::smallest_magnitude(self.cells, cells);
+            if border(best) && gate.admits(best) {
+                self.deposit(best, 0.0);
+            }
+            self.carry = 0.0;
+        }
+        settled
+    }
+}
+
+/// The `f32` at or just above the exact halfway point of `low <= high`
+/// (their sum and its half are exact in `f64`): never below it, never above
+/// `high`.
+fn halfway_up(low: f32, high: f32) -> f32 {
+    let exact = (f64::from(low) + f64::from(high)) * 0.5;
+    let near = exact as f32;
+    if f64::from(near) >= exact { near } else { next_up(near) }
+}
+
+/// The next `f32` above a finite `x` (`f32::next_up`, stable since Rust 1.86,
+/// past this crate's MSRV).
+fn next_up(x: f32) -> f32 {
+    let bits = x.to_bits();
+    if x == 0.0 {
+        f32::from_bits(1)
+    } else if x > 0.0 {
+        f32::from_bits(bits + 1)
+    } else {
+        f32::from_bits(bits - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Constants, Eroder};
+    use super::{halfway_up, next_up};
+    use crate::analysis::count_pits;
+    use crate::controls::Gate;
+    use crate::grid::Heightmap;
+    use crate::normal::EightFacet;
+    use crate::params::ErosionParams;
+
+    /// A 5 x 5 slope `x + y` with the given cells set.
+    fn slope_with(cells: &[((usize, usize), f32)]) -> Heightmap {
+        let mut map = Heightmap::from_fn(5, 5, |x, y| (x + y) as f32).unwrap();
+        for &((x, y), h) in cells {
+            map.cells_mut()[y * 5 + x] = h;
+        }
+        map
+    }
+
+    /// Settles `map` as a run that found it as [`slope_with`]`(&[])` would.
+    fn settle(map: &mut Heightmap, gate: Gate<'_>) -> (u64, f64, f64, f64) {
+        let before = slope_with(&[]);
+        let k = Constants::new(&ErosionParams::default());
+        let mut eroder = Eroder::new(map.view_mut(), k, EightFacet);
+        eroder.gate = gate;
+        let settled = eroder.settle_pits(before.cells());
+        (settled, eroder.report.eroded, eroder.report.deposited, eroder.carry)
+    }
+
+    #[test]
+    fn a_pit_and_its_lowest_neighbour_meet_halfway() {
+        // (2, 2) at -1 is a pit; its lowest neighbour is (1, 1) at 2.
+        let mut map = slope_with(&[((2, 2), -1.0)]);
+        let before: f64 = map.cells().iter().map(|&h| f64::from(h)).sum();
+        let (settled, eroded, deposited, carry) = settle(&mut map, Gate::default());
+        assert_eq!(settled, 1);
+        assert_eq!((map.cells()[2 * 5 + 2], map.cells()[5 + 1]), (0.5, 0.5));
+        assert_eq!((eroded, deposited, carry), (1.5, 1.5, 0.0));
+        let after: f64 = map.cells().iter().map(|&h| f64::from(h)).sum();
+        assert_eq!(before, after);
+        // Everything else keeps its height, and no pit is left.
+        let untouched = slope_with(&[]);
+        for (i, (&a, &b)) in map.cells().iter().zip(untouched.cells()).enumerate() {
+            if i != 12 && i != 6 {
+                assert_eq!(a, b, "cell {i}");
+            }
+        }
+        assert_eq!(count_pits(&map).0, 0);
+    }
+
+    #[test]
+    fn ties_take_the_first_neighbour_in_order_and_the_border_pays_for_rounding() {
+        // (1, 2) and (2, 1) tie at 3 once (1, 1) is raised: +x, -x, +y, -y
+        // order takes -x, i.e. (1, 2).
+        let mut map = slope_with(&[((2, 2), 0.1), ((1, 1), 3.0)]);
+        let before: f64 = map.cells().iter().map(|&h| f64::from(h)).sum();
+        let (settled, eroded, deposited, carry) = settle(&mut map, Gate::default());
+        assert_eq!(settled, 1);
+        let level = map.cells()[2 * 5 + 1];
+        assert_eq!(map.cells()[2 * 5 + 2], level);
+        assert_eq!(map.cells()[5 + 2], 3.0);
+        // 1.55 is not an f32: the halfway point rounded up, never down.
+        let exact = (0.1f32 as f64 + 3.0) / 2.0;
+        assert!(f64::from(level) > exact && f64::from(level) - exact < 2e-7, "{level}");
+        // The surplus rounding put down is taken from the border cell of
+        // smallest magnitude, (0, 0) at 0: nothing lost, nothing left over.
+        let surplus = 2.0 * f64::from(level) - exact * 2.0;
+        assert_eq!(f64::from(map.cells()[0]), -surplus);
+        assert_eq!(carry, 0.0);
+        let after: f64 = map.cells().iter().map(|&h| f64::from(h)).sum();
+        assert_eq!(after, before);
+        assert_eq!(after - before, deposited - eroded);
+        assert_eq!(count_pits(&map).0, 0);
+    }
+
+    #[test]
+    fn halfway_up_is_never_below_the_halfway_point() {
+        let mut state = 0x9E37_79B9_u32;
+        for _ in 0..10_000 {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let a = f32::from_bits(state & 0x3FFF_FFFF) - 1.0;
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let b = a + f32::from_bits(state & 0x3F7F_FFFF);
+            let (low, high) = (a.min(b), a.max(b));
+            let level = halfway_up(low, high);
+            let exact = (f64::from(low) + f64::from(high)) / 2.0;
+            assert!(f64::from(level) >= exact && level <= high && level >= low, "{low} {high} {level}");
+            assert!(f64::from(level) - exact <= f64::from(level.abs()) * f64::from(f32::EPSILON));
+        }
+        assert_eq!(next_up(0.0), f32::from_bits(1));
+        assert_eq!(next_up(-f32::from_bits(1)), -0.0);
+        assert_eq!(next_up(1.0), 1.0 + f32::EPSILON);
+    }
+
+    #[test]
+    fn masked_pits_and_held_neighbours_are_left_alone() {
+        let map = slope_with(&[((2, 2), -1.0)]);
+        let mut masked = [1.0f32; 25];
+        masked[12] = 0.0;
+        let mut bedrock = [1.0f32; 25];
+        bedrock[6] = 0.0;
+        for gate in [Gate::new(Some(&masked), None), Gate::new(None, Some(&bedrock))] {
+            let mut copy = map.clone();
+            let (settled, eroded, deposited, _) = settle(&mut copy, gate);
+            assert_eq!((settled, eroded, deposited), (0, 0.0, 0.0));
+            assert_eq!(copy.cells(), map.cells());
+        }
+    }
+
+    #[test]
+    fn pits_the_run_found_are_left_alone() {
+        // The same pit, there before the run and untouched by it.
+        let mut map = slope_with(&[((2, 2), -1.0)]);
+        let before = map.clone();
+        let k = Constants::new(&ErosionParams::default());
+        let mut eroder = Eroder::new(map.view_mut(), k, EightFacet);
+        assert_eq!(eroder.settle_pits(before.cells()), 0);
+        assert_eq!(map.cells(), before.cells());
+        // Its lowest neighbour changed by the run: settled.
+        let mut map = slope_with(&[((2, 2), -1.0), ((1, 1), 1.5)]);
+        let mut eroder = Eroder::new(map.view_mut(), k, EightFacet);
+        assert_eq!(eroder.settle_pits(before.cells()), 1);
+        assert_eq!(count_pits(&map).0, 0);
+    }
+
+    #[test]
+    fn border_cells_are_never_settled() {
+        let mut map = slope_with(&[((0, 2), -5.0), ((4, 4), -5.0)]);
+        let before = map.clone();
+        assert_eq!(settle(&mut map, Gate::default()).0, 0);
+        assert_eq!(map.cells(), before.cells());
+    }
+}
