@@ -62,7 +62,9 @@ pub struct ParallelParams {
     /// Droplets (or snowballs) started per sweep (every sweep gives each tile one turn), in
     /// `[1, 2^24]`; default 32 768. Larger sweeps keep the lockstep lanes of each
     /// tile fuller. Used by [`Layout::Tiles`]; a [`Hydrology`] sweep starts one
-    /// batch of its own (`HydrologyParams::batch`).
+    /// batch of its own (`HydrologyParams::batch`); the landscape kernel's
+    /// sweeps take at most a thirty-second of a droplet per cell (at least its
+    /// `refresh`), since its maps refresh between sweeps only.
     pub sweep_size: u32,
     /// Droplets (or snowballs) per batch, in `[1, 2^24]`; default 4096. A batch
     /// sees only its own droplets' changes and the map as it was at the start of
