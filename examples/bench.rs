@@ -36,8 +36,9 @@
 //! `--out-surface FILE` (Hydrology) writes the terrain plus the pools' water
 //! depth, the water surface, in the same format.
 //!
-//! `--model hydrology` runs `Hydrology` with its defaults and `--droplets`
-//! particles on the same map and stream, and adds the water books, the flood
+//! `--model hydrology` runs `Hydrology` with its defaults (`--set
+//! hydrology.FIELD=VALUE` overrides one) and `--droplets` particles on the
+//! same map and stream, and adds the water books, the flood
 //! counts, the time spent descending and flooding (`descend_seconds`,
 //! `flood_seconds`, summed over the threads of a tiled run), the wet cells and
 //! the trees to the line. With `--threads T` it runs `Parallel::run` with a `Hydrology`
@@ -130,6 +131,27 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
+/// Hydrology's `params` with one field set from `hydrology.FIELD=VALUE` (`--set`).
+fn override_hydrology(mut p: HydrologyParams, set: &str) -> Result<HydrologyParams, String> {
+    let (field, value) = set.split_once('=').ok_or_else(|| format!("--set {set}: expected FIELD=VALUE"))?;
+    let v: f32 = value.parse().map_err(|e| format!("--set {set}: {e}"))?;
+    match field {
+        "hydrology.dt" => p.dt = v,
+        "hydrology.friction" => p.friction = v,
+        "hydrology.deposition_rate" => p.deposition_rate = v,
+        "hydrology.evaporation_rate" => p.evaporation_rate = v,
+        "hydrology.height_scale" => p.height_scale = v,
+        "hydrology.lrate" => p.lrate = v,
+        "hydrology.volume_factor" => p.volume_factor = v,
+        "hydrology.drainage" => p.drainage = v,
+        "hydrology.entrainment" => p.entrainment = v,
+        "hydrology.max_steps" => p.max_steps = v as u32,
+        "hydrology.trees" => p.trees = v != 0.0,
+        other => return Err(format!("--set: unknown Hydrology field {other} (hydrology.FIELD)")),
+    }
+    Ok(p)
+}
+
 /// `params` with one field set from `FIELD=VALUE` (`--set`; `channels.FIELD` for
 /// the [`hydraulic_erosion::Channels`] fields, which turns them on).
 fn override_field(mut p: ErosionParams, set: &str) -> Result<ErosionParams, String> {
@@ -157,6 +179,8 @@ fn override_field(mut p: ErosionParams, set: &str) -> Result<ErosionParams, Stri
         "channels.momentum" => c.momentum = v,
         "channels.brush_radius" => c.brush_radius = v,
         "channels.settle_pits" => c.settle_pits = v != 0.0,
+        // Hydrology's own, read by `override_hydrology`.
+        other if other.starts_with("hydrology.") => {}
         other => return Err(format!("--set: unknown field {other}")),
     }
     if field.starts_with("channels.") {
@@ -245,7 +269,10 @@ fn run() -> Result<(), String> {
             (report, clock.stop())
         }
         "hydrology" => {
-            let params = HydrologyParams { particles: droplets, ..HydrologyParams::default() };
+            let mut params = HydrologyParams { particles: droplets, ..HydrologyParams::default() };
+            for set in args.set.iter().filter(|s| s.starts_with("hydrology.")) {
+                params = override_hydrology(params, set)?;
+            }
             let mut hydrology =
                 Hydrology::new(params, map.width(), map.height()).map_err(|e| e.to_string())?;
             let (report, seconds) = if args.threads.is_some() {
