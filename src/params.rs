@@ -115,6 +115,23 @@ impl ErosionParams {
         }
     }
 
+    /// These params with `per_cell` droplets for each cell of a `width` x
+    /// `height` map: rain given per area, so one setting holds at every map
+    /// size. Rounded to nearest; a negative or NaN `per_cell` gives none, and
+    /// the count saturates at `u32::MAX`.
+    ///
+    /// ```
+    /// use hydraulic_erosion::ErosionParams;
+    ///
+    /// let params = ErosionParams::default().with_droplets_per_cell(3.0, 256, 256);
+    /// assert_eq!(params.droplets, 196_608);
+    /// assert_eq!(ErosionParams::landscape().with_droplets_per_cell(1.5, 512, 512), ErosionParams::landscape_for(512, 512));
+    /// ```
+    #[must_use]
+    pub fn with_droplets_per_cell(self, per_cell: f32, width: usize, height: usize) -> Self {
+        Self { droplets: droplets_per_cell(per_cell, width, height), ..self }
+    }
+
     /// Checks every field against its documented range.
     ///
     /// # Errors
@@ -136,8 +153,9 @@ impl ErosionParams {
     }
 }
 
-/// `per_cell` droplets for each of `width * height` cells, rounded, saturating.
-fn droplets_per_cell(per_cell: f32, width: usize, height: usize) -> u32 {
+/// `per_cell` droplets for each of `width * height` cells, rounded, saturating
+/// (none for a negative or NaN `per_cell`).
+pub(crate) fn droplets_per_cell(per_cell: f32, width: usize, height: usize) -> u32 {
     let cells = width as f64 * height as f64;
     let droplets = (f64::from(per_cell) * cells + 0.5) as u64;
     u32::try_from(droplets).unwrap_or(u32::MAX)

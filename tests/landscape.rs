@@ -167,6 +167,16 @@ fn the_preset_sets_droplets_per_cell() {
     assert_eq!(ErosionParams::landscape_for(3, 1).droplets, 5); // 4.5 rounds up
     assert_eq!(ErosionParams::landscape_for(1 << 20, 1 << 20).droplets, u32::MAX);
     assert_eq!(ErosionParams::default().channels, None, "the seeds' model stays the default");
+    // Rain per area for any params, and Hydrology's particles likewise.
+    let seeds = ErosionParams::default();
+    assert_eq!(seeds.with_droplets_per_cell(0.5, 100, 10).droplets, 500);
+    assert_eq!(seeds.with_droplets_per_cell(-1.0, 100, 10).droplets, 0);
+    assert_eq!(seeds.with_droplets_per_cell(f32::NAN, 100, 10).droplets, 0);
+    assert_eq!(seeds.with_droplets_per_cell(f32::INFINITY, 100, 10).droplets, u32::MAX);
+    assert_eq!(seeds.with_droplets_per_cell(2.0, 64, 64), ErosionParams { droplets: 8192, ..seeds });
+    let hydrology = hydraulic_erosion::HydrologyParams::default();
+    assert_eq!(hydrology.with_particles_per_cell(0.25, 64, 64).particles, 1024);
+    assert_eq!(hydrology.with_particles_per_cell(f32::NAN, 64, 64).particles, 0);
 }
 
 #[cfg(feature = "parallel")]

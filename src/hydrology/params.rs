@@ -144,6 +144,22 @@ impl HydrologyParams {
     /// The largest allowed `max_steps`.
     pub const MAX_STEPS_LIMIT: u32 = 1_000_000;
 
+    /// These params with `per_cell` particles for each cell of a `width` x
+    /// `height` map: rain given per area, so one setting holds at every map
+    /// size. Rounded to nearest; a negative or NaN `per_cell` gives none, and
+    /// the count saturates at `u32::MAX`.
+    ///
+    /// ```
+    /// use hydraulic_erosion::HydrologyParams;
+    ///
+    /// let params = HydrologyParams::default().with_particles_per_cell(3.0, 512, 512);
+    /// assert_eq!(params.particles, 786_432);
+    /// ```
+    #[must_use]
+    pub fn with_particles_per_cell(self, per_cell: f32, width: usize, height: usize) -> Self {
+        Self { particles: crate::params::droplets_per_cell(per_cell, width, height), ..self }
+    }
+
     /// Checks every field against its documented range.
     ///
     /// # Errors
