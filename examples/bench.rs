@@ -147,6 +147,9 @@ fn override_hydrology(mut p: HydrologyParams, set: &str) -> Result<HydrologyPara
         "hydrology.entrainment" => p.entrainment = v,
         "hydrology.max_steps" => p.max_steps = v as u32,
         "hydrology.trees" => p.trees = v != 0.0,
+        "hydrology.stall_stream" => p.stall_stream = v,
+        "hydrology.stall_acceleration" => p.stall_acceleration = v,
+        "hydrology.approach" => p.approach = v,
         other => return Err(format!("--set: unknown Hydrology field {other} (hydrology.FIELD)")),
     }
     Ok(p)
