@@ -41,7 +41,7 @@ pub struct Channels {
     pub cell_size: f32,
     /// How far each refresh moves the discharge and momentum maps towards the
     /// last `refresh` droplets' water: the moving average's rate (it remembers
-    /// about `refresh / discharge_rate` droplets). Default 0.2;
+    /// about `refresh / discharge_rate` droplets). Default 0.05;
     /// range `(0, 1]`.
     pub discharge_rate: f32,
     /// Droplets between refreshes of the discharge and momentum maps. Default
@@ -84,7 +84,7 @@ impl Default for Channels {
             discharge_gain: 10.0,
             channel_area: 200.0,
             cell_size: 1.0,
-            discharge_rate: 0.2,
+            discharge_rate: 0.05,
             refresh: 2048,
             channel_relief: 1.0,
             momentum: 0.3,

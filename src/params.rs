@@ -89,6 +89,13 @@ impl ErosionParams {
     /// cells runs `n` times this many droplets.
     pub const LANDSCAPE_DROPLETS_PER_CELL: f32 = 1.5;
 
+    /// Droplets per cell between refreshes of the discharge map in
+    /// [`landscape_for`](Self::landscape_for): 1/128, `Channels::default()`'s
+    /// 2 048 droplets on a 512 x 512 map. Measured on a 256 x 256 noise terrain
+    /// (25.6 % closed depressions): refreshing every 2 048 droplets there left
+    /// 14.7 %, every 512 (this rule) 2.9 %.
+    pub const LANDSCAPE_REFRESH_PER_CELL: f32 = 1.0 / 128.0;
+
     /// The landscape preset: the seeds' droplet with the channel-forming
     /// mechanisms on ([`Channels::default`]), pit-safe transfer, and short lives
     /// (evaporation 0.02, at most 300 one-cell steps), which carve graded,
@@ -107,11 +114,21 @@ impl ErosionParams {
 
     /// [`landscape`](Self::landscape) with
     /// [`LANDSCAPE_DROPLETS_PER_CELL`](Self::LANDSCAPE_DROPLETS_PER_CELL)
-    /// droplets per cell of a `width` x `height` map (saturating at `u32::MAX`).
+    /// droplets per cell of a `width` x `height` map (saturating at `u32::MAX`),
+    /// and the discharge map refreshed every
+    /// [`LANDSCAPE_REFRESH_PER_CELL`](Self::LANDSCAPE_REFRESH_PER_CELL)
+    /// droplets per cell (2 048 at 512 x 512; at least 1): so the maps
+    /// remember the same depth of rain, and the preset carves alike, at every
+    /// map size.
     pub fn landscape_for(width: usize, height: usize) -> Self {
+        let landscape = Self::landscape();
+        let refresh = droplets_per_cell(Self::LANDSCAPE_REFRESH_PER_CELL, width, height)
+            .clamp(1, Channels::MAX_REFRESH);
+        let channels = landscape.channels.map(|c| Channels { refresh, ..c });
         Self {
             droplets: droplets_per_cell(Self::LANDSCAPE_DROPLETS_PER_CELL, width, height),
-            ..Self::landscape()
+            channels,
+            ..landscape
         }
     }
 

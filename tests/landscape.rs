@@ -166,6 +166,13 @@ fn the_preset_sets_droplets_per_cell() {
     assert_eq!(ErosionParams::landscape_for(512, 512).droplets, 393_216);
     assert_eq!(ErosionParams::landscape_for(3, 1).droplets, 5); // 4.5 rounds up
     assert_eq!(ErosionParams::landscape_for(1 << 20, 1 << 20).droplets, u32::MAX);
+    // The discharge map refreshes every 1/128 droplet per cell: the default
+    // 2 048 at 512², within `Channels`' range at any size.
+    let refresh = |w, h| ErosionParams::landscape_for(w, h).channels.unwrap().refresh;
+    assert_eq!(refresh(512, 512), Channels::default().refresh);
+    assert_eq!((refresh(256, 256), refresh(1024, 1024)), (512, 8192));
+    assert_eq!((refresh(3, 1), refresh(1 << 20, 1 << 20)), (1, Channels::MAX_REFRESH));
+    assert!(ErosionParams::landscape_for(1 << 20, 1 << 20).validate().is_ok());
     assert_eq!(ErosionParams::default().channels, None, "the seeds' model stays the default");
     // Rain per area for any params, and Hydrology's particles likewise.
     let seeds = ErosionParams::default();

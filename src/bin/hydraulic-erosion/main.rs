@@ -29,8 +29,9 @@
 //! and the files are written from the map as it stands.
 //!
 //! `--preset` picks the `physical` model's params: `landscape` (default,
-//! `ErosionParams::landscape`, 1.5 droplets per cell of the map unless
-//! `--droplets` says otherwise) or `seeds` (`ErosionParams::default`, the
+//! `ErosionParams::landscape_for` the map's size: 1.5 droplets per cell unless
+//! `--droplets` says otherwise, and the discharge map refreshed every 1/128
+//! droplet per cell) or `seeds` (`ErosionParams::default`, the
 //! articles' model, 200 000 droplets).
 //!
 //! Without `--in` it generates a `--size` x `--size` terrain (default 256) for the
@@ -57,8 +58,11 @@ struct Args {
     seed: u64,
     size: usize,
     threads: Option<usize>,
-    /// The landscape preset's droplets per cell (no `--droplets`): set from the
-    /// map's size once it is known.
+    /// The landscape preset: its size-dependent fields (the refresh, and the
+    /// droplets unless `--droplets` gave them) are set once the map's size is
+    /// known.
+    landscape: bool,
+    /// No `--droplets`: the model's own count (the landscape preset's per cell).
     per_cell: bool,
     thermal: Option<f32>,
     /// Output layers to write (`--layers`).
@@ -78,6 +82,7 @@ fn parse_args() -> Result<Args, String> {
         seed: 1,
         size: 256,
         threads: None,
+        landscape: false,
         per_cell: false,
         thermal: None,
         layers: Vec::new(),
@@ -132,6 +137,7 @@ fn parse_args() -> Result<Args, String> {
             match preset.as_str() {
                 "landscape" => {
                     *params = ErosionParams::landscape();
+                    args.landscape = true;
                     args.per_cell = droplets.is_none();
                 }
                 "seeds" => {}
@@ -164,8 +170,12 @@ fn run() -> Result<(), String> {
         }
     };
     let mut args = args;
-    if let (true, Model::Physical(params)) = (args.per_cell, &mut args.model) {
-        params.droplets = ErosionParams::landscape_for(before.width(), before.height()).droplets;
+    if let (true, Model::Physical(params)) = (args.landscape, &mut args.model) {
+        let sized = ErosionParams::landscape_for(before.width(), before.height());
+        params.channels = sized.channels;
+        if args.per_cell {
+            params.droplets = sized.droplets;
+        }
     }
     if let Some(threads) = args.threads {
         // `Parallel` runs on the current rayon pool: the global one, sized here.
