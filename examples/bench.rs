@@ -131,10 +131,16 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
+/// The field and value of a `--set FIELD=VALUE`.
+fn parse_set(set: &str) -> Result<(&str, f32), String> {
+    let (field, value) = set.split_once('=').ok_or_else(|| format!("--set {set}: expected FIELD=VALUE"))?;
+    let v = value.parse().map_err(|e| format!("--set {set}: {e}"))?;
+    Ok((field, v))
+}
+
 /// Hydrology's `params` with one field set from `hydrology.FIELD=VALUE` (`--set`).
 fn override_hydrology(mut p: HydrologyParams, set: &str) -> Result<HydrologyParams, String> {
-    let (field, value) = set.split_once('=').ok_or_else(|| format!("--set {set}: expected FIELD=VALUE"))?;
-    let v: f32 = value.parse().map_err(|e| format!("--set {set}: {e}"))?;
+    let (field, v) = parse_set(set)?;
     match field {
         "hydrology.dt" => p.dt = v,
         "hydrology.friction" => p.friction = v,
@@ -158,8 +164,7 @@ fn override_hydrology(mut p: HydrologyParams, set: &str) -> Result<HydrologyPara
 /// `params` with one field set from `FIELD=VALUE` (`--set`; `channels.FIELD` for
 /// the [`hydraulic_erosion::Channels`] fields, which turns them on).
 fn override_field(mut p: ErosionParams, set: &str) -> Result<ErosionParams, String> {
-    let (field, value) = set.split_once('=').ok_or_else(|| format!("--set {set}: expected FIELD=VALUE"))?;
-    let v: f32 = value.parse().map_err(|e| format!("--set {set}: {e}"))?;
+    let (field, v) = parse_set(set)?;
     let mut channels = p.channels.unwrap_or_default();
     let c = &mut channels;
     match field {
