@@ -72,7 +72,10 @@ pub struct Channels {
     /// ending level (mass moved and booked, none lost), in row order. The
     /// droplets' deposits leave such pits beside them (0.3-0.9 % of the cells
     /// on fBm); water would fill them with the next rain. The input's own pits
-    /// stay, and cells a mask or zero erodibility holds take no part. Default
+    /// stay, and cells a mask or zero erodibility holds take no part. What the
+    /// halfway heights' rounding adds is taken back from a border cell, rounded
+    /// down, the excess (under one of that cell's rounding steps) booked as
+    /// outflow; a map whose border is wholly masked settles none. Default
     /// `true`.
     pub settle_pits: bool,
 }

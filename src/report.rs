@@ -21,7 +21,9 @@ pub struct ErosionReport {
     pub eroded: f64,
     /// Total mass put down on the terrain.
     pub deposited: f64,
-    /// Mass carried off the map by droplets that left it.
+    /// Mass carried off the map by droplets that left it (in a landscape run,
+    /// with what settling pits washes over the border: under one rounding step
+    /// of a border cell, see [`Channels::settle_pits`](crate::Channels::settle_pits)).
     pub outflow: f64,
     /// Droplets that stopped because their water evaporated.
     pub evaporated: u64,
