@@ -35,9 +35,22 @@ pub struct Channels {
     /// at which `e` reaches `erf(1) = 0.84`. Default 200 (cells of size 1);
     /// range `(0, 1e30]`.
     pub channel_area: f32,
-    /// Side of a cell in the caller's length unit, so that `channel_area` is a
-    /// world area and one preset holds at every resolution. Default 1; range
-    /// `(0, 1e15]`.
+    /// Side of a cell in the params' unit length: one cell of the map the
+    /// preset was tuned on (512 cells a side, heights 0 to 1), so that the same
+    /// params hold for the same landscape at another resolution (`512 / side`
+    /// for a square map of that extent: 2 at 256², 0.5 at 1024²). A landscape
+    /// step crosses one cell, `cell_size` unit lengths: it takes `dt *
+    /// cell_size` of time (so friction, evaporation and deposition per step
+    /// and the acceleration grow with it), `height_scale` is per unit length
+    /// (slopes are height over `cell_size`), the capacity is per unit slope
+    /// (`capacity / cell_size` per unit drop), the steering per unit length
+    /// (`momentum * cell_size` a step, the maps' water per unit area),
+    /// `max_steps` counts unit lengths (`max_steps / cell_size` steps, rounded)
+    /// and `channel_area` is an area (`cell_size²` per cell). The brush and the
+    /// pit rules stay in cells. Default 1 (every bit as before the unit
+    /// existed); range `(0, 1e15]`, and with the params at most `1 / (dt *
+    /// rate)` for each of friction, deposition and evaporation, at least
+    /// `max_steps / 1e6`.
     pub cell_size: f32,
     /// How far each refresh moves the discharge and momentum maps towards the
     /// last `refresh` droplets' water: the moving average's rate (it remembers

@@ -27,7 +27,9 @@ use crate::error::{ParamError, check, check_above, check_range};
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
 pub struct ErosionParams {
-    /// Time step Δt, scaling every rate. Default 1.2; range `(0, 10]`.
+    /// Time step Δt, scaling every rate. Default 1.2; range `(0, 10]`. With
+    /// [`channels`](Self::channels), per unit length: a step of one cell takes
+    /// `dt * cell_size` (see [`Channels::cell_size`]).
     pub dt: f32,
     /// Water density ρ: a droplet's mass is `density * water`, so denser water
     /// accelerates more slowly. Default 1; range `(0, 1000]`.
@@ -45,13 +47,16 @@ pub struct ErosionParams {
     /// A droplet stops once its water is at most this. Default 0.01; range `(0, 1]`.
     pub min_water: f32,
     /// Vertical exaggeration applied to heights when the slope is taken (height
-    /// units to cells). Default 60; range `[0, 1e6]`.
+    /// units to cells; with [`channels`](Self::channels), to unit lengths).
+    /// Default 60; range `[0, 1e6]`.
     pub height_scale: f32,
     /// Droplets per run. Default 200 000; any `u32`.
     pub droplets: u32,
     /// Step limit per droplet, so that no droplet runs forever (for example with no
     /// evaporation in a pit). Default 10 000, above the ~3 840 steps the default
     /// evaporation allows, so it never binds with the defaults; range `[1, 1 000 000]`.
+    /// With [`channels`](Self::channels), in unit lengths: `max_steps /
+    /// cell_size` steps of one cell.
     pub max_steps: u32,
     /// Pit-safe mass transfer (off by default, to stay faithful to the seeds):
     /// erosion never lowers a cell below the cell the droplet moves to, and a
@@ -167,7 +172,23 @@ impl ErosionParams {
         check_above(self.min_water, 0.0, 1.0, "min_water", "finite and in (0, 1]")?;
         check_range(self.height_scale, 0.0, 1.0e6, "height_scale", "finite and in [0, 1e6]")?;
         check((1..=Self::MAX_STEPS_LIMIT).contains(&self.max_steps), "max_steps", "in [1, 1000000]")?;
-        self.channels.as_ref().map_or(Ok(()), Channels::validate)
+        let Some(channels) = self.channels else { return Ok(()) };
+        channels.validate()?;
+        // A landscape step's rates are per `cell_size` of unit length, and its
+        // step limit counts unit lengths: both must stay in range per cell.
+        let length = channels.cell_size;
+        let dt = self.dt * length;
+        let per_cell = [self.friction, self.deposition_rate, self.evaporation_rate];
+        check(
+            length <= 1.0 || per_cell.iter().all(|&rate| rate * dt <= 1.0),
+            "channels.cell_size",
+            "at most 1 / (dt * each of friction, deposition_rate and evaporation_rate)",
+        )?;
+        check(
+            f64::from(self.max_steps) / f64::from(length) <= f64::from(Self::MAX_STEPS_LIMIT),
+            "channels.cell_size",
+            "at least max_steps / 1000000",
+        )
     }
 }
 

@@ -157,16 +157,37 @@ fn arb_physical() -> impl Strategy<Value = ErosionParams> {
         prop::option::of(arb_channels()),
     )
         .prop_map(
-            |(dt, density, [f, kd, ke], min_water, height_scale, droplets, max_steps, pit_safe, channels)| {
+            |(
+                dt,
+                density,
+                [f, kd, ke],
+                min_water,
+                height_scale,
+                droplets,
+                max_steps,
+                pit_safe,
+                mut channels,
+            )| {
+                // A landscape step's rates are per `cell_size` and its step
+                // limit counts unit lengths: keep both in range per cell.
+                let mut length = 1.0f32;
+                if let Some(c) = channels.as_mut() {
+                    while f64::from(max_steps) / f64::from(c.cell_size) > 1e6 {
+                        c.cell_size = f32::from_bits(c.cell_size.to_bits() + 1).max(c.cell_size * 1.5);
+                    }
+                    length = c.cell_size;
+                }
+                let dt_per_cell = dt * length.max(1.0);
+                let cell_steps = (f64::from(max_steps) / f64::from(length)).round().max(1.0) as u32;
                 ErosionParams {
                     dt,
                     density,
-                    friction: rate_for(dt, f),
-                    deposition_rate: rate_for(dt, kd),
-                    evaporation_rate: rate_for(dt, ke),
+                    friction: rate_for(dt_per_cell, f),
+                    deposition_rate: rate_for(dt_per_cell, kd),
+                    evaporation_rate: rate_for(dt_per_cell, ke),
                     min_water,
                     height_scale,
-                    droplets: droplet_budget(droplets, max_steps),
+                    droplets: droplet_budget(droplets, cell_steps),
                     max_steps,
                     pit_safe,
                     channels,
@@ -360,7 +381,10 @@ proptest! {
         run(&mut physical, &mut b);
         prop_assert_eq!(common::map_hash(&a), common::map_hash(&b));
         balanced(&map, &a, &report)?;
-        prop_assert!(report.steps <= u64::from(p.droplets) * u64::from(p.max_steps));
+        // A landscape step crosses one cell, `cell_size` of the limit's unit lengths.
+        let length = p.channels.map_or(1.0, |c| f64::from(c.cell_size));
+        let cell_steps = (f64::from(p.max_steps) / length).round().max(1.0) as u64;
+        prop_assert!(report.steps <= u64::from(p.droplets) * cell_steps);
     }
 
     /// Lockstep with every sampler: the 8-facet SIMD lanes and the others'

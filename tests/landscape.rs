@@ -243,3 +243,63 @@ fn parallel_landscape_refusals_are_typed_errors() {
     assert_eq!(field(tiles.run_seeded(&mut other, &mut map, 1).unwrap_err()), "channels");
     assert_eq!(map.cells(), before.cells(), "the map is untouched");
 }
+
+/// `cell_size` is the side of a cell in the params' unit length: a step of one
+/// cell takes `cell_size` of the time step, the height scale is per unit length,
+/// the step limit and `channel_area` count unit lengths and areas, the capacity
+/// is per unit slope. With the momentum map off this is exactly the same run as
+/// the params rewritten per cell by hand (each factor a power of two: exact).
+#[test]
+fn cell_size_scales_each_length_as_documented() {
+    let before = fbm_terrain(64, 48, 3).unwrap();
+    for (size, mode) in [(2.0f32, Mode::Sequential), (0.5, Mode::Lockstep), (4.0, Mode::Fast)] {
+        let world = Channels { momentum: 0.0, cell_size: size, ..Channels::default() };
+        let by_hand = Channels {
+            momentum: 0.0,
+            cell_size: 1.0,
+            capacity: world.capacity / size,
+            channel_area: world.channel_area / (size * size),
+            ..world
+        };
+        let p = preset(8_000);
+        let hand = ErosionParams {
+            dt: p.dt * size,
+            height_scale: p.height_scale / size,
+            max_steps: (p.max_steps as f32 / size) as u32,
+            channels: Some(by_hand),
+            ..p
+        };
+        let (mut a, mut b) = (before.clone(), before.clone());
+        let ra = run(ErosionParams { channels: Some(world), ..p }, &mut a, 5, mode);
+        let rb = run(hand, &mut b, 5, mode);
+        assert_eq!(a, b, "cell_size {size}");
+        assert_eq!(ra, rb);
+        assert!(ra.eroded > 1.0 && MassBalance::of_run(&before, &a, &ra).is_conserved());
+        // Droplets walk `max_steps / cell_size` cells at most.
+        assert!(ra.steps <= ra.droplets * u64::from(hand.max_steps));
+    }
+}
+
+#[test]
+fn cell_size_must_keep_each_step_in_range() {
+    // At cell size 10 a step of dt 1.2 with deposition rate 0.1 would take
+    // more than all of the load's gap at once.
+    let coarse = ErosionParams {
+        channels: Some(Channels { cell_size: 10.0, ..Channels::default() }),
+        ..ErosionParams::landscape()
+    };
+    assert_eq!(coarse.validate().unwrap_err().field(), "channels.cell_size");
+    // At 1e-4, 300 unit lengths are 3 000 000 steps, past the largest limit.
+    let fine = ErosionParams {
+        channels: Some(Channels { cell_size: 1e-4, ..Channels::default() }),
+        ..ErosionParams::landscape()
+    };
+    assert_eq!(Physical::new(fine).unwrap_err().field(), "channels.cell_size");
+    for size in [0.25, 0.5, 2.0, 4.0, 8.0] {
+        let ok = ErosionParams {
+            channels: Some(Channels { cell_size: size, ..Channels::default() }),
+            ..ErosionParams::landscape()
+        };
+        assert!(ok.validate().is_ok(), "{size}");
+    }
+}

@@ -67,6 +67,9 @@ pub(super) struct FlowMaps {
     reach: usize,
     /// `cell_size² / channel_area`.
     per_area: f32,
+    /// `cell_size²`: a cell's area, turning the maps' per-cell discharge and
+    /// flow into the unit area's for the steering.
+    cell_area: f32,
     since_refresh: u32,
     /// A tile's view in a tiled run: counts its water, never refreshes (the run
     /// refreshes the whole map's maps between sweeps).
@@ -116,12 +119,16 @@ impl FlowMaps {
         } else {
             brush.push((0, 0, 1.0));
         }
+        let length = c.cell_size;
         Ok(Self {
-            c,
+            // Per step of one cell: the capacity per unit drop over `length`
+            // (the slope), the steering per unit length.
+            c: Channels { capacity: c.capacity / length, momentum: c.momentum * length, ..c },
             cells: try_filled(cells, FlowCell::default())?,
             reach: if brush.len() > 1 { reach } else { 0 },
             brush,
             per_area: c.cell_size * c.cell_size / c.channel_area,
+            cell_area: c.cell_size * c.cell_size,
             since_refresh: 0,
             frozen: false,
         })
@@ -227,6 +234,8 @@ impl<S: NormalSampler> Eroder<'_, S> {
         let own = vx * vx + vy * vy;
         let speed = math::sqrt(own);
         if c.momentum > 0.0 {
+            let a = flow.cell_area;
+            let (flow_x, flow_y, discharge) = (flow_x * a, flow_y * a, discharge * a);
             let mean = flow_x * flow_x + flow_y * flow_y;
             if mean > 0.0 && own > 0.0 {
                 // Turn towards the mean flow `f`, keeping the speed: steering

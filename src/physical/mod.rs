@@ -101,21 +101,37 @@ struct Constants {
 
 impl Constants {
     fn new(p: &ErosionParams) -> Self {
+        // A landscape step crosses one cell, `cell_size` of the params' unit
+        // length: the time step and so every rate per step grow with it, the
+        // height scale turns height per cell into height per unit length, and
+        // the step limit counts unit lengths (1 keeps every bit).
+        let length = p.channels.map_or(1.0, |c| c.cell_size);
+        let dt = p.dt * length;
         Self {
-            dt: p.dt,
+            dt,
             density: p.density,
-            friction_keep: 1.0 - p.friction * p.dt,
-            evaporation_keep: 1.0 - p.dt * p.evaporation_rate,
-            evaporation_gain: 1.0 / (1.0 - p.dt * p.evaporation_rate),
-            dt_kd: p.dt * p.deposition_rate,
+            friction_keep: 1.0 - p.friction * dt,
+            evaporation_keep: 1.0 - dt * p.evaporation_rate,
+            evaporation_gain: 1.0 / (1.0 - dt * p.evaporation_rate),
+            dt_kd: dt * p.deposition_rate,
             min_water: p.min_water,
-            height_scale: p.height_scale,
-            max_steps: p.max_steps,
+            height_scale: p.height_scale / length,
+            max_steps: cell_steps(p.max_steps, length),
             pit_safe: p.pit_safe,
             friction: p.friction,
             evaporation: p.evaporation_rate,
         }
     }
+}
+
+/// A step limit of `max_steps` unit lengths in steps of `length` (rounded, at
+/// least 1; validation keeps it within the params' largest limit).
+fn cell_steps(max_steps: u32, length: f32) -> u32 {
+    if length == 1.0 {
+        return max_steps;
+    }
+    let steps = (f64::from(max_steps) / f64::from(length)).round();
+    steps.clamp(1.0, f64::from(ErosionParams::MAX_STEPS_LIMIT)) as u32
 }
 
 impl Physical<EightFacet> {
