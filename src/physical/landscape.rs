@@ -286,7 +286,11 @@ impl<S: NormalSampler> Eroder<'_, S> {
             (c.capacity * d.water * (h_here - h_next) * (1.0 + c.discharge_gain * channel)).max(0.0);
         let change = f64::from(k.dt_kd) * (f64::from(capacity) - d.sediment);
         if change > 0.0 {
-            let floor = if k.pit_safe { h_next.max(self.lowest_neighbour(x, y)) } else { h_next };
+            // The next cell on the map is a neighbour (one-cell steps), so the
+            // lowest neighbour is at most its height: the floor is the next
+            // cell's, unless the droplet stays in its cell (no room either
+            // way) or leaves the map.
+            let floor = if k.pit_safe && off_map { h_next.max(self.lowest_neighbour(x, y)) } else { h_next };
             self.erode_brush(flow, (x, y), floor, change as f32, &mut d.sediment);
         } else if k.pit_safe && h_next > h_here && !off_map {
             // Going uphill: fill the cell left towards its spill level (the lower
@@ -377,7 +381,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
             return;
         }
         let (gx, gy) = (p.x - 0.5, p.y - 0.5);
-        let (fx, fy) = (math::floor(gx), math::floor(gy));
+        let (fx, fy) = (floor_on_map(gx), floor_on_map(gy));
         let (tx, ty) = (gx - fx, gy - fy);
         let clamp = |v: f32, n: usize| (v.max(0.0) as usize).min(n - 1);
         let (x0, y0) = (clamp(fx, self.width), clamp(fy, self.height));
@@ -395,6 +399,15 @@ impl<S: NormalSampler> Eroder<'_, S> {
             *sediment += self.report.book(old, new);
         }
     }
+}
+
+/// `floor(v)` for `v` from -1 up to a map's side (below 2^31), without the
+/// call to `floorf` that the baseline x86-64 target makes (it has no `roundss`):
+/// the same value and bits (no such `v` is -0).
+#[inline(always)]
+fn floor_on_map(v: f32) -> f32 {
+    let toward_zero = v as i32 as f32;
+    if toward_zero > v { toward_zero - 1.0 } else { toward_zero }
 }
 
 /// A new droplet at rest at a start drawn from `rng` (`x` then `y`), and the
