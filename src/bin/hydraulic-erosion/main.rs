@@ -4,7 +4,7 @@
 //! dependencies (`cargo install --path . --features cli` from a checkout).
 //!
 //! ```text
-//! hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--pit-safe] [--thermal | --repose DEG]
+//! hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--cell-size C] [--pit-safe] [--thermal | --repose DEG]
 //!     [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]
 //! ```
 //!
@@ -32,7 +32,10 @@
 //! `ErosionParams::landscape_for` the map's size: 1.5 droplets per cell unless
 //! `--droplets` says otherwise, and the discharge map refreshed every 1/128
 //! droplet per cell) or `seeds` (`ErosionParams::default`, the
-//! articles' model, 200 000 droplets).
+//! articles' model, 200 000 droplets). `--cell-size C` gives the landscape
+//! preset's cells their side in its unit length (`Channels::cell_size`: a
+//! cell of the 512² map it was tuned on, so `512 / side` for the same
+//! landscape at another size): every length then holds in the world.
 //!
 //! Without `--in` it generates a `--size` x `--size` terrain (default 256) for the
 //! seed: `NoiseTerrain` with the `noise` feature, the built-in `fbm_terrain`
@@ -48,9 +51,9 @@ mod common;
 use std::process::ExitCode;
 
 use common::{ControlFiles, MODELS, Model, Outputs, say};
-use hydraulic_erosion::{ErosionParams, Layers, ReadOptions, ThermalParams, read_heightmap};
+use hydraulic_erosion::{Channels, ErosionParams, Layers, ReadOptions, ThermalParams, read_heightmap};
 
-const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--pit-safe] [--thermal | --repose DEG] [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]";
+const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--cell-size C] [--pit-safe] [--thermal | --repose DEG] [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]";
 
 struct Args {
     input: Option<String>,
@@ -64,6 +67,8 @@ struct Args {
     landscape: bool,
     /// No `--droplets`: the model's own count (the landscape preset's per cell).
     per_cell: bool,
+    /// `--cell-size`: the landscape preset's `Channels::cell_size`.
+    cell_size: Option<f32>,
     thermal: Option<f32>,
     /// Output layers to write (`--layers`).
     layers: Vec<String>,
@@ -84,6 +89,7 @@ fn parse_args() -> Result<Args, String> {
         threads: None,
         landscape: false,
         per_cell: false,
+        cell_size: None,
         thermal: None,
         layers: Vec::new(),
         mask: None,
@@ -103,6 +109,9 @@ fn parse_args() -> Result<Args, String> {
             "--size" => args.size = value()?.parse().map_err(|e| format!("--size: {e}"))?,
             "--droplets" => droplets = Some(value()?.parse().map_err(|e| format!("--droplets: {e}"))?),
             "--pit-safe" => pit_safe = true,
+            "--cell-size" => {
+                args.cell_size = Some(value()?.parse().map_err(|e| format!("--cell-size: {e}"))?)
+            }
             "--preset" => preset = value()?,
             "--thermal" => args.thermal = Some(ThermalParams::default().repose_angle),
             "--repose" => args.thermal = Some(value()?.parse().map_err(|e| format!("--repose: {e}"))?),
@@ -140,11 +149,17 @@ fn parse_args() -> Result<Args, String> {
                     args.landscape = true;
                     args.per_cell = droplets.is_none();
                 }
+                "seeds" if args.cell_size.is_some() => {
+                    return Err("--cell-size needs the physical model's landscape preset".into());
+                }
                 "seeds" => {}
                 other => return Err(format!("unknown preset {other:?} (available: landscape, seeds)")),
             }
             params.droplets = droplets.unwrap_or(params.droplets);
             params.pit_safe |= pit_safe;
+        }
+        _ if args.cell_size.is_some() => {
+            return Err("--cell-size needs the physical model's landscape preset".into());
         }
         Model::Snowball(params) => params.snowballs = droplets.or(params.snowballs),
         Model::Hydrology(params) => {
@@ -172,7 +187,8 @@ fn run() -> Result<(), String> {
     let mut args = args;
     if let (true, Model::Physical(params)) = (args.landscape, &mut args.model) {
         let sized = ErosionParams::landscape_for(before.width(), before.height());
-        params.channels = sized.channels;
+        params.channels =
+            sized.channels.map(|c| Channels { cell_size: args.cell_size.unwrap_or(c.cell_size), ..c });
         if args.per_cell {
             params.droplets = sized.droplets;
         }

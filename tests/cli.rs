@@ -1,0 +1,31 @@
+//! The command-line tool (`--features cli`): options it refuses, with a
+//! message, and a small run that writes its files.
+#![cfg(feature = "cli")]
+
+use std::process::Command;
+
+fn tool(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_hydraulic-erosion")).args(args).output().expect("the tool runs")
+}
+
+#[test]
+fn cell_size_needs_the_landscape_preset_and_a_valid_size() {
+    for args in [["--model", "snowball", "--cell-size", "2"], ["--preset", "seeds", "--cell-size", "2"]] {
+        let out = tool(&args);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--cell-size needs"), "{args:?}");
+    }
+    let dir = std::env::temp_dir().join(format!("he-cli-{}", std::process::id()));
+    let dir = dir.to_str().unwrap();
+    let out = tool(&["--size", "32", "--cell-size", "100", "--out-dir", dir]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("channels.cell_size"));
+    let out = tool(&["--size", "48", "--cell-size", "2", "--out-dir", dir]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let heights = std::fs::read(format!("{dir}/after.r32")).unwrap();
+    assert_eq!(heights.len(), 48 * 48 * 4);
+    // The same run in cells of the preset's own size carves other bits.
+    assert!(tool(&["--size", "48", "--out-dir", dir]).status.success());
+    assert_ne!(std::fs::read(format!("{dir}/after.r32")).unwrap(), heights);
+    let _ = std::fs::remove_dir_all(dir);
+}
