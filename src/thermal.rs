@@ -5,6 +5,7 @@ use alloc::vec::Vec;
 
 use rand_core::Rng;
 
+use crate::carry;
 use crate::controls::Gate;
 use crate::error::{Error, ParamError, check, check_above};
 use crate::grid::{Grid, GridMut, try_filled};
@@ -175,7 +176,10 @@ const CHUNK: usize = 1 << 14;
 /// Each iteration reads the map as it was: every cell whose height exceeds a
 /// neighbour's by more than the repose slope (`tan(repose_angle) * cell_size`
 /// per cell of distance, `sqrt(2)` on diagonals) sends `rate * excess_max / 2`
-/// down, shared among those neighbours in proportion to their excess. The new
+/// down, shared among those neighbours in proportion to their excess, and no
+/// cell takes more than `rate / 2` of its largest deficit below a neighbour
+/// (the flows into it are scaled down alike: a pit among 8 senders would
+/// otherwise take from all and rise past them). The new
 /// heights are computed in `f64` and what `f32` cannot hold is carried to the
 /// next cell, so the map's sum does not change (to
 /// [`MassBalance`](crate::MassBalance)); a pass is deterministic, and with the
@@ -230,6 +234,9 @@ fn talus<P: Progress + ?Sized>(
     // are recomputed from it where they are applied (8 bytes a cell where
     // storing the 8 flows took 32; the pass is bound by memory).
     let mut shares = try_filled(map.len(), 0.0f64)?;
+    // Each cell's intake scale: what keeps a cell that many neighbours pour
+    // into from rising past them.
+    let mut intakes = try_filled(map.len(), 0.0f32)?;
     let cells = map.cells_mut();
     let mut report = ThermalReport::default();
     let mut remainder = 0.0;
@@ -239,9 +246,11 @@ fn talus<P: Progress + ?Sized>(
         let (old, new): (&[f32], &mut [f32]) =
             if latest_in_spare { (&spare, &mut *cells) } else { (&*cells, &mut spare) };
         slope.shares(old, &mut shares);
+        slope.intakes(old, &shares, &mut intakes);
+        let flows = Flows { shares: &shares, intakes: &intakes };
         let (left, moved) = match gate.is_open() {
-            true => slope.apply::<false>(old, new, &shares, gate),
-            false => slope.apply::<true>(old, new, &shares, gate),
+            true => slope.apply::<false>(old, new, flows, gate),
+            false => slope.apply::<true>(old, new, flows, gate),
         };
         (remainder, report.moved) = (remainder + left, report.moved + moved);
         latest_in_spare = !latest_in_spare;
@@ -254,8 +263,17 @@ fn talus<P: Progress + ?Sized>(
     if latest_in_spare {
         cells.copy_from_slice(&spare);
     }
-    // The sub-ulp remainders go to the (admitted) cell that resolves them best.
-    let _ = gate.flush(cells, remainder);
+    // The sub-ulp remainders go to the cell that resolves them best among
+    // those the pass may move (not bedrock: it must not go down), else to any
+    // admitted one.
+    if remainder != 0.0 {
+        let movable = carry::smallest_magnitude(cells, (0..cells.len()).filter(|&i| gate.weight(i) > 0.0));
+        if gate.weight(movable) > 0.0 {
+            let _ = carry::add(cells, movable, remainder);
+        } else {
+            let _ = gate.flush(cells, remainder);
+        }
+    }
     (report.erosion.eroded, report.erosion.deposited) = (report.moved, report.moved);
     report.steepest_excess = steepest_excess(cells, width, height, slope.talus) / f64::from(params.cell_size);
     Ok(report)
@@ -312,6 +330,29 @@ fn share_of(e: [f64; 8], half_rate: f64) -> f64 {
     if total > 0.0 { share } else { 0.0 }
 }
 
+/// A cell's intake scale: the flows its higher neighbours would send it
+/// (`intake`) are scaled so that it rises by at most `rate / 2` of its largest
+/// deficit below them (`deficit`), as if one neighbour poured into it: a pit
+/// among many senders would otherwise take them all and rise past them.
+#[inline(always)]
+fn intake_scale(intake: f64, deficit: f64, half_rate: f64) -> f32 {
+    let cap = half_rate * deficit;
+    if intake > cap { (cap / intake) as f32 } else { 1.0 }
+}
+
+/// The largest of 8 values (short dependency chains).
+#[inline(always)]
+fn max8(v: [f64; 8]) -> f64 {
+    v[0].max(v[1]).max(v[2].max(v[3])).max(v[4].max(v[5]).max(v[6].max(v[7])))
+}
+
+/// An iteration's senders' shares and receivers' intake scales, per cell.
+#[derive(Clone, Copy)]
+struct Flows<'a> {
+    shares: &'a [f64],
+    intakes: &'a [f32],
+}
+
 /// One iteration's rule on a `width x height` map: the repose slope between
 /// neighbours one cell apart (`talus`) and the share of the excess that moves.
 struct Slope {
@@ -336,6 +377,13 @@ impl Slope {
     #[inline(always)]
     fn flow(share: f64, from: f64, to: f64, td: f64) -> f64 {
         f64::from((share * pos(from - to - td)) as f32)
+    }
+
+    /// A flow scaled by its receiver's intake scale, in `f32` (as it was
+    /// when the scale is 1).
+    #[inline(always)]
+    fn taken(flow: f64, intake: f32) -> f64 {
+        f64::from((flow * f64::from(intake)) as f32)
     }
 
     /// A flow through the gate: scaled by the sender's weight, 0 into a cell
@@ -398,13 +446,71 @@ impl Slope {
         });
     }
 
+    /// Cell `(x, y)`'s intake scale ([`intake_scale`]), from the flows its
+    /// neighbours would send it (ungated: a gate only lowers them).
+    fn intake_at(&self, old: &[f32], shares: &[f64], x: usize, y: usize) -> f32 {
+        let here = f64::from(old[y * self.width + x]);
+        let (mut gains, mut deficits) = ([0.0f64; 8], [0.0f64; 8]);
+        self.neighbours(x, y, |n, j, d| {
+            let (there, td) = (f64::from(old[j]), self.talus * d);
+            let deficit = pos(there - here - td);
+            (gains[n], deficits[n]) = (shares[j] * deficit, deficit);
+        });
+        intake_scale(sum8(gains), max8(deficits), self.rate * 0.5)
+    }
+
+    /// Every cell's intake scale ([`intake_scale`]).
+    fn intakes(&self, old: &[f32], shares: &[f64], intakes: &mut [f32]) {
+        let w = self.width;
+        chunked(intakes, w, |first, part| {
+            for (r, row) in part.chunks_mut(w).enumerate() {
+                let y = first + r;
+                if !self.has_inner(y) {
+                    for (x, intake) in row.iter_mut().enumerate() {
+                        *intake = self.intake_at(old, shares, x, y);
+                    }
+                    continue;
+                }
+                row[0] = self.intake_at(old, shares, 0, y);
+                row[w - 1] = self.intake_at(old, shares, w - 1, y);
+                // The inner cells from three rows (a loop the compiler vectorizes).
+                let (up, mid, down) =
+                    (&old[(y - 1) * w..][..w], &old[y * w..][..w], &old[(y + 1) * w..][..w]);
+                let (s_up, s_mid, s_down) =
+                    (&shares[(y - 1) * w..][..w], &shares[y * w..][..w], &shares[(y + 1) * w..][..w]);
+                let (t1, t2) = (self.talus, self.talus * core::f64::consts::SQRT_2);
+                let half_rate = self.rate * 0.5;
+                for (k, intake) in row[1..w - 1].iter_mut().enumerate() {
+                    let c = f64::from(mid[k + 1]);
+                    let around = [
+                        (mid[k + 2], s_mid[k + 2], t1),
+                        (mid[k], s_mid[k], t1),
+                        (down[k + 1], s_down[k + 1], t1),
+                        (up[k + 1], s_up[k + 1], t1),
+                        (down[k + 2], s_down[k + 2], t2),
+                        (up[k], s_up[k], t2),
+                        (up[k + 2], s_up[k + 2], t2),
+                        (down[k], s_down[k], t2),
+                    ];
+                    let (mut gains, mut deficits) = ([0.0f64; 8], [0.0f64; 8]);
+                    for (n, (there, share, td)) in around.into_iter().enumerate() {
+                        let there = f64::from(there);
+                        let deficit = pos(there - c - td);
+                        (gains[n], deficits[n]) = (share * deficit, deficit);
+                    }
+                    *intake = intake_scale(sum8(gains), max8(deficits), half_rate);
+                }
+            }
+        });
+    }
+
     /// Cell `(x, y)`'s `(gains, losses)`: what its neighbours send it and
     /// what it sends them, neighbour by neighbour (any cell; through the gate
     /// when `GATED`).
     fn trade_at<const GATED: bool>(
         &self,
         old: &[f32],
-        shares: &[f64],
+        Flows { shares, intakes }: Flows<'_>,
         gate: &Gate<'_>,
         x: usize,
         y: usize,
@@ -419,7 +525,7 @@ impl Slope {
             if GATED {
                 (gain, loss) = (Self::gated(gain, gate, j, i), Self::gated(loss, gate, i, j));
             }
-            (gains[n], losses[n]) = (gain, loss);
+            (gains[n], losses[n]) = (Self::taken(gain, intakes[i]), Self::taken(loss, intakes[j]));
         });
         (sum8(gains), sum8(losses))
     }
@@ -434,7 +540,7 @@ impl Slope {
         &self,
         old: &[f32],
         new: &mut [f32],
-        shares: &[f64],
+        flows: Flows<'_>,
         gate: &Gate<'_>,
     ) -> (f64, f64) {
         let w = self.width;
@@ -442,7 +548,7 @@ impl Slope {
             let mut books = Carry { remainder: 0.0, moved: 0.0 };
             for (r, row) in part.chunks_mut(w).enumerate() {
                 let y = first + r;
-                let at = |x: usize| self.trade_at::<GATED>(old, shares, gate, x, y);
+                let at = |x: usize| self.trade_at::<GATED>(old, flows, gate, x, y);
                 if GATED || !self.has_inner(y) {
                     for (x, cell) in row.iter_mut().enumerate() {
                         let i = y * w + x;
@@ -450,12 +556,18 @@ impl Slope {
                             *cell = old[i]; // no flow in or out: only a remainder to carry past
                         } else {
                             books.settle(cell, old[i], at(x));
+                            if GATED && *cell < old[i] && gate.weight(i) <= 0.0 {
+                                // Bedrock sends nothing: nor does the carried
+                                // rounding lower it (it is carried on instead).
+                                books.remainder += f64::from(*cell) - f64::from(old[i]);
+                                *cell = old[i];
+                            }
                         }
                     }
                     continue;
                 }
                 books.settle(&mut row[0], old[y * w], at(0));
-                self.apply_inner(old, shares, y, &mut row[1..w - 1], &mut books);
+                self.apply_inner(old, flows, y, &mut row[1..w - 1], &mut books);
                 books.settle(&mut row[w - 1], old[y * w + w - 1], at(w - 1));
             }
             books
@@ -466,11 +578,20 @@ impl Slope {
     /// [`apply`](Self::apply) without a gate on the inner cells of row `y`
     /// (`row`: their new heights): the flows of a block of cells summed in a
     /// loop the compiler vectorizes, then their rounding carried in order.
-    fn apply_inner(&self, old: &[f32], shares: &[f64], y: usize, row: &mut [f32], books: &mut Carry) {
+    fn apply_inner(
+        &self,
+        old: &[f32],
+        Flows { shares, intakes }: Flows<'_>,
+        y: usize,
+        row: &mut [f32],
+        books: &mut Carry,
+    ) {
         let w = self.width;
         let (up, mid, down) = (&old[(y - 1) * w..][..w], &old[y * w..][..w], &old[(y + 1) * w..][..w]);
         let (s_up, s_mid, s_down) =
             (&shares[(y - 1) * w..][..w], &shares[y * w..][..w], &shares[(y + 1) * w..][..w]);
+        let (i_up, i_mid, i_down) =
+            (&intakes[(y - 1) * w..][..w], &intakes[y * w..][..w], &intakes[(y + 1) * w..][..w]);
         let (t1, t2) = (self.talus, self.talus * core::f64::consts::SQRT_2);
         let (mut gained, mut lost) = ([0.0f64; BLOCK], [0.0f64; BLOCK]);
         for (b, cells) in row.chunks_mut(BLOCK).enumerate() {
@@ -478,23 +599,24 @@ impl Slope {
             let len = cells.len();
             for (k, (gain, loss)) in gained[..len].iter_mut().zip(&mut lost[..len]).enumerate() {
                 let k = start + k;
-                let (c, s) = (f64::from(mid[k + 1]), s_mid[k + 1]);
-                // Each neighbour in `NEIGHBOURS` order: its height, share and distance.
+                let (c, s, intake) = (f64::from(mid[k + 1]), s_mid[k + 1], i_mid[k + 1]);
+                // Each neighbour in `NEIGHBOURS` order: its height, share,
+                // intake scale and distance.
                 let around = [
-                    (mid[k + 2], s_mid[k + 2], t1),
-                    (mid[k], s_mid[k], t1),
-                    (down[k + 1], s_down[k + 1], t1),
-                    (up[k + 1], s_up[k + 1], t1),
-                    (down[k + 2], s_down[k + 2], t2),
-                    (up[k], s_up[k], t2),
-                    (up[k + 2], s_up[k + 2], t2),
-                    (down[k], s_down[k], t2),
+                    (mid[k + 2], s_mid[k + 2], i_mid[k + 2], t1),
+                    (mid[k], s_mid[k], i_mid[k], t1),
+                    (down[k + 1], s_down[k + 1], i_down[k + 1], t1),
+                    (up[k + 1], s_up[k + 1], i_up[k + 1], t1),
+                    (down[k + 2], s_down[k + 2], i_down[k + 2], t2),
+                    (up[k], s_up[k], i_up[k], t2),
+                    (up[k + 2], s_up[k + 2], i_up[k + 2], t2),
+                    (down[k], s_down[k], i_down[k], t2),
                 ];
                 let (mut gains, mut losses) = ([0.0f64; 8], [0.0f64; 8]);
-                for (n, (there, share, td)) in around.into_iter().enumerate() {
+                for (n, (there, share, its_intake, td)) in around.into_iter().enumerate() {
                     let there = f64::from(there);
-                    gains[n] = Self::flow(share, there, c, td);
-                    losses[n] = Self::flow(s, c, there, td);
+                    gains[n] = Self::taken(Self::flow(share, there, c, td), intake);
+                    losses[n] = Self::taken(Self::flow(s, c, there, td), its_intake);
                 }
                 (*gain, *loss) = (sum8(gains), sum8(losses));
             }

@@ -114,3 +114,29 @@ proptest! {
         prop_assert!(report.steepest_excess <= start.steepest_excess * (1.0 + 1e-6) + 1e-6, "{report:?} {start:?}");
     }
 }
+
+/// A pit in a plateau takes from all 8 neighbours at once: it rises by at most
+/// `rate / 2` of its depth (as from one neighbour), never past the plateau
+/// (it did: to 1.79 times the plateau's height at the default rate).
+#[test]
+fn a_pit_among_many_senders_fills_without_overshooting() {
+    for rate in [0.25f32, 0.5, 1.0] {
+        let before = Heightmap::from_fn(9, 9, |x, y| if (x, y) == (4, 4) { 0.0 } else { 1.0 }).unwrap();
+        let mut map = before.clone();
+        let params = ThermalParams { repose_angle: 5.0, rate, iterations: 1, cell_size: 1.0 };
+        let start = thermal(&mut before.clone(), &ThermalParams { iterations: 0, ..params }).unwrap();
+        let report = thermal(&mut map, &params).unwrap();
+        let depth = 1.0 - params.talus();
+        let pit = f64::from(map[(4, 4)]);
+        assert!((pit - f64::from(rate) / 2.0 * depth).abs() < 1e-6, "rate {rate}: pit at {pit}");
+        // Its neighbours gave an eighth each and stay above it.
+        for (x, y) in [(3, 3), (4, 3), (5, 5), (3, 4)] {
+            assert!(map[(x, y)] > map[(4, 4)] && map[(x, y)] < 1.0, "rate {rate}: ({x}, {y})");
+        }
+        assert!(report.steepest_excess < start.steepest_excess, "rate {rate}: {report:?}");
+        assert!(MassBalance::new(&before, &map, 0.0).is_conserved());
+        // Many iterations level it.
+        let report = thermal(&mut map, &ThermalParams { iterations: 400, ..params }).unwrap();
+        assert!(report.steepest_excess < 0.01 * start.steepest_excess, "rate {rate}: {report:?}");
+    }
+}

@@ -75,11 +75,12 @@ impl<S: NormalSampler> Eroder<'_, S> {
         }
         if owed != 0.0 {
             // `owed` is what rounding up put down (negative), with the
-            // droplets' remainder: the outlet is lowered by
-            // at least that, to the `f32` at or below, and what it gave beyond
-            // leaves the map over the border. Exact books, no pit made (lowering
-            // a cell makes none of its neighbours a pit, and a border cell is
-            // none), however coarse the outlet's resolution.
+            // droplets' remainder (positive, under half a step of the finest
+            // cell, so never enough to raise the outlet): the outlet is lowered
+            // by at least that, to the `f32` at or below, and what it gave
+            // beyond leaves the map over the border. Exact books, no pit made
+            // (lowering a cell makes none of its neighbours a pit, and a border
+            // cell is none), however coarse the outlet's resolution.
             let old = self.cells[outlet];
             let new = at_or_below(f64::from(old) + owed);
             if new.is_finite() {
