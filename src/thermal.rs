@@ -406,28 +406,45 @@ impl Slope {
         share_of(e, self.rate * 0.5)
     }
 
-    /// Every cell's share ([`share_of`]).
-    fn shares(&self, old: &[f32], shares: &mut [f64]) {
+    /// Fills `out` cell by cell, chunk by chunk: the border's cells with
+    /// `at(x, y)`, each row's inner cells (all 8 neighbours on the map) with
+    /// `inner(y, cells)`, a loop over three rows that the compiler vectorizes.
+    fn per_cell<T: Send>(
+        &self,
+        out: &mut [T],
+        at: impl Fn(usize, usize) -> T + Sync,
+        inner: impl Fn(usize, &mut [T]) + Sync,
+    ) {
         let w = self.width;
-        chunked(shares, w, |first, part| {
+        chunked(out, w, |first, part| {
             for (r, row) in part.chunks_mut(w).enumerate() {
                 let y = first + r;
                 if !self.has_inner(y) {
-                    for (x, share) in row.iter_mut().enumerate() {
-                        *share = self.share_at(old, x, y);
+                    for (x, cell) in row.iter_mut().enumerate() {
+                        *cell = at(x, y);
                     }
                     continue;
                 }
-                row[0] = self.share_at(old, 0, y);
-                row[w - 1] = self.share_at(old, w - 1, y);
-                // The inner cells, from three rows of heights: a loop the
-                // compiler vectorizes (cell x reads columns x - 1 to x + 1).
-                let n = w - 2;
+                row[0] = at(0, y);
+                row[w - 1] = at(w - 1, y);
+                inner(y, &mut row[1..w - 1]);
+            }
+        });
+    }
+
+    /// Every cell's share ([`share_of`]).
+    fn shares(&self, old: &[f32], shares: &mut [f64]) {
+        let w = self.width;
+        let (t1, t2) = (self.talus, self.talus * core::f64::consts::SQRT_2);
+        let half_rate = self.rate * 0.5;
+        self.per_cell(
+            shares,
+            |x, y| self.share_at(old, x, y),
+            |y, row| {
+                // Cell k + 1 of the row reads columns k to k + 2.
                 let (up, mid, down) =
                     (&old[(y - 1) * w..][..w], &old[y * w..][..w], &old[(y + 1) * w..][..w]);
-                let (t1, t2) = (self.talus, self.talus * core::f64::consts::SQRT_2);
-                let half_rate = self.rate * 0.5;
-                for (k, share) in row[1..=n].iter_mut().enumerate() {
+                for (k, share) in row.iter_mut().enumerate() {
                     let c = f64::from(mid[k + 1]);
                     // In `NEIGHBOURS` order.
                     let e = [
@@ -442,8 +459,8 @@ impl Slope {
                     ];
                     *share = share_of(e, half_rate);
                 }
-            }
-        });
+            },
+        );
     }
 
     /// Cell `(x, y)`'s intake scale ([`intake_scale`]), from the flows its
@@ -462,25 +479,17 @@ impl Slope {
     /// Every cell's intake scale ([`intake_scale`]).
     fn intakes(&self, old: &[f32], shares: &[f64], intakes: &mut [f32]) {
         let w = self.width;
-        chunked(intakes, w, |first, part| {
-            for (r, row) in part.chunks_mut(w).enumerate() {
-                let y = first + r;
-                if !self.has_inner(y) {
-                    for (x, intake) in row.iter_mut().enumerate() {
-                        *intake = self.intake_at(old, shares, x, y);
-                    }
-                    continue;
-                }
-                row[0] = self.intake_at(old, shares, 0, y);
-                row[w - 1] = self.intake_at(old, shares, w - 1, y);
-                // The inner cells from three rows (a loop the compiler vectorizes).
+        let (t1, t2) = (self.talus, self.talus * core::f64::consts::SQRT_2);
+        let half_rate = self.rate * 0.5;
+        self.per_cell(
+            intakes,
+            |x, y| self.intake_at(old, shares, x, y),
+            |y, row| {
                 let (up, mid, down) =
                     (&old[(y - 1) * w..][..w], &old[y * w..][..w], &old[(y + 1) * w..][..w]);
                 let (s_up, s_mid, s_down) =
                     (&shares[(y - 1) * w..][..w], &shares[y * w..][..w], &shares[(y + 1) * w..][..w]);
-                let (t1, t2) = (self.talus, self.talus * core::f64::consts::SQRT_2);
-                let half_rate = self.rate * 0.5;
-                for (k, intake) in row[1..w - 1].iter_mut().enumerate() {
+                for (k, intake) in row.iter_mut().enumerate() {
                     let c = f64::from(mid[k + 1]);
                     let around = [
                         (mid[k + 2], s_mid[k + 2], t1),
@@ -494,14 +503,13 @@ impl Slope {
                     ];
                     let (mut gains, mut deficits) = ([0.0f64; 8], [0.0f64; 8]);
                     for (n, (there, share, td)) in around.into_iter().enumerate() {
-                        let there = f64::from(there);
-                        let deficit = pos(there - c - td);
+                        let deficit = pos(f64::from(there) - c - td);
                         (gains[n], deficits[n]) = (share * deficit, deficit);
                     }
                     *intake = intake_scale(sum8(gains), max8(deficits), half_rate);
                 }
-            }
-        });
+            },
+        );
     }
 
     /// Cell `(x, y)`'s `(gains, losses)`: what its neighbours send it and
