@@ -130,7 +130,8 @@ fn cell_steps(max_steps: u32, length: f32) -> u32 {
     if length == 1.0 {
         return max_steps;
     }
-    let steps = (f64::from(max_steps) / f64::from(length)).round();
+    // Rounded half up (`f64::round` needs `std`).
+    let steps = f64::from(max_steps) / f64::from(length) + 0.5;
     steps.clamp(1.0, f64::from(ErosionParams::MAX_STEPS_LIMIT)) as u32
 }
 
