@@ -353,19 +353,19 @@ impl<S: NormalSampler> Eroder<'_, S> {
             return;
         }
         let w = self.width as isize;
-        let here = (y * self.width + x) as isize;
-        // The droplet's cell first: never below the floor.
-        let mut low = floor;
-        for &(dx, dy, weight) in brush {
-            let i = (here + dy * w + dx) as usize;
+        let here = y * self.width + x;
+        // The droplet's cell first (the brush's first entry): never below the
+        // floor.
+        let old = self.cells[here];
+        let low = self.gate.apply(here, old, (old - centre * amount).max(floor.min(old)));
+        self.cells[here] = low;
+        *sediment += self.report.book(old, low);
+        for &(dx, dy, weight) in &brush[1..] {
+            let i = (here as isize + dy * w + dx) as usize;
             let old = self.cells[i];
-            // No cell is cut below the floor, nor a brush cell below the
-            // droplet's cell (its neighbour: the radius-2 brush is the 3 x 3
-            // block), so the brush digs no pits.
+            // No brush cell is cut below the droplet's cell (its neighbour:
+            // the radius-2 brush is the 3 x 3 block), so the brush digs no pits.
             let new = self.gate.apply(i, old, (old - weight * amount).max(low.min(old)));
-            if i as isize == here {
-                low = new;
-            }
             self.cells[i] = new;
             *sediment += self.report.book(old, new);
         }
