@@ -303,3 +303,23 @@ fn cell_size_must_keep_each_step_in_range() {
         assert!(ok.validate().is_ok(), "{size}");
     }
 }
+
+/// `trace` follows seed 000's droplet in the params' own units, whatever the
+/// channels (and their cell size) say.
+#[test]
+fn trace_takes_the_seeds_steps_whatever_the_cell_size() {
+    let before = fbm_terrain(48, 48, 2).unwrap();
+    let start = hydraulic_erosion::glam::Vec2::new(20.3, 27.8);
+    let seeds = ErosionParams { channels: None, ..ErosionParams::landscape() };
+    let mut paths = Vec::new();
+    for params in
+        [seeds, ErosionParams { channels: Some(Channels { cell_size: 2.0, ..Channels::default() }), ..seeds }]
+    {
+        let mut map = before.clone();
+        let physical = Physical::new(params).unwrap();
+        let path: Vec<_> = physical.trace(&mut map, start).unwrap().map(|d| d.position).collect();
+        assert!(path.len() > 3);
+        paths.push((path, map));
+    }
+    assert_eq!(paths[0], paths[1]);
+}

@@ -293,7 +293,9 @@ impl<S: NormalSampler + Clone> Physical<S> {
     /// an iterator over the droplet's state after each step (the last may lie off
     /// the map). Draw its `position`s to show a droplet's path.
     ///
-    /// The sampler is used as configured: per-droplet state (an
+    /// The droplet takes seed 000's steps, whatever
+    /// [`channels`](ErosionParams::channels) says (the landscape kernel's maps
+    /// need a whole run). The sampler is used as configured: per-droplet state (an
     /// [`Offset`](crate::Offset)'s offset) is not redrawn. When the droplet stops,
     /// or when the trace is dropped early (fate [`Fate::Stopped`]), its load is put
     /// down where it stands, so the map stays balanced.
@@ -321,9 +323,12 @@ impl<S: NormalSampler + Clone> Physical<S> {
         if !map.contains(start) {
             return Err(GridError::OutsideMap);
         }
-        let eroder = Eroder::new(map.view_mut(), self.k, self.sampler.clone());
+        // Seed 000's step, in its own units: `channels` (and its cell size)
+        // belong to the landscape kernel, whose maps need a whole run.
+        let k = Constants::new(&ErosionParams { channels: None, ..self.params });
+        let eroder = Eroder::new(map.view_mut(), k, self.sampler.clone());
         let done = !eroder.simulable();
-        let walk = Walk::new(&self.k, eroder.cell_of(start));
+        let walk = Walk::new(&k, eroder.cell_of(start));
         Ok(DropletTrace { eroder, droplet: Droplet::new(start), walk, fate: None, done })
     }
 }
