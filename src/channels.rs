@@ -88,7 +88,7 @@ pub struct Channels {
     /// stay, and cells a mask or zero erodibility holds take no part. What the
     /// halfway heights' rounding adds is taken back from a border cell, rounded
     /// down, the excess (under one of that cell's rounding steps) booked as
-    /// outflow; a map whose border is wholly masked settles none. Default
+    /// outflow; a map whose border is wholly masked or bedrock settles none. Default
     /// `true`.
     pub settle_pits: bool,
 }

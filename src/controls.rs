@@ -160,21 +160,27 @@ impl<'a> Gate<'a> {
         f64::from(active * self.erodibility.map_or(1.0, |e| e[i].min(1.0)))
     }
 
-    /// Index of the first admitted cell of smallest magnitude: where a run's
-    /// rounding remainder goes ([`carry::smallest_magnitude`] over the cells a
-    /// droplet may enter; with an open gate, over all of them).
-    pub(crate) fn smallest_admitted(&self, cells: &[f32]) -> usize {
-        carry::smallest_magnitude(cells, (0..cells.len()).filter(|&i| self.admits(i)))
+    /// Where a run's rounding remainder goes: the first cell of smallest
+    /// magnitude ([`carry::smallest_magnitude`]) among those a run may move
+    /// (`weight > 0`: admitted and erodible, so a negative remainder lowers no
+    /// bedrock), else among the admitted ones; with an open gate, over all.
+    pub(crate) fn flush_target(&self, cells: &[f32]) -> usize {
+        let movable = carry::smallest_magnitude(cells, (0..cells.len()).filter(|&i| self.weight(i) > 0.0));
+        if self.weight(movable) > 0.0 {
+            movable
+        } else {
+            carry::smallest_magnitude(cells, (0..cells.len()).filter(|&i| self.admits(i)))
+        }
     }
 
     /// Places `remainder` (the sub-ulp leftover of exact books) on
-    /// [`smallest_admitted`](Self::smallest_admitted); returns `(old, new)` of
-    /// that cell if it changed.
+    /// [`flush_target`](Self::flush_target); returns `(old, new)` of that cell
+    /// if it changed.
     pub(crate) fn flush(&self, cells: &mut [f32], remainder: f64) -> Option<(f32, f32)> {
         if remainder == 0.0 {
             return None;
         }
-        carry::add(cells, self.smallest_admitted(cells), remainder)
+        carry::add(cells, self.flush_target(cells), remainder)
     }
 
     /// The height cell `i` (now `current`) takes when a droplet would set it

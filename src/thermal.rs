@@ -5,7 +5,6 @@ use alloc::vec::Vec;
 
 use rand_core::Rng;
 
-use crate::carry;
 use crate::controls::Gate;
 use crate::error::{Error, ParamError, check, check_above};
 use crate::grid::{Grid, GridMut, try_filled};
@@ -263,17 +262,9 @@ fn talus<P: Progress + ?Sized>(
     if latest_in_spare {
         cells.copy_from_slice(&spare);
     }
-    // The sub-ulp remainders go to the cell that resolves them best among
-    // those the pass may move (not bedrock: it must not go down), else to any
-    // admitted one.
-    if remainder != 0.0 {
-        let movable = carry::smallest_magnitude(cells, (0..cells.len()).filter(|&i| gate.weight(i) > 0.0));
-        if gate.weight(movable) > 0.0 {
-            let _ = carry::add(cells, movable, remainder);
-        } else {
-            let _ = gate.flush(cells, remainder);
-        }
-    }
+    // The sub-ulp remainders go to the cell that resolves them best (among
+    // those the pass may move: bedrock must not go down).
+    let _ = gate.flush(cells, remainder);
     (report.erosion.eroded, report.erosion.deposited) = (report.moved, report.moved);
     report.steepest_excess = steepest_excess(cells, width, height, slope.talus) / f64::from(params.cell_size);
     Ok(report)

@@ -220,7 +220,7 @@ impl World<'_> {
         if self.carry == 0.0 {
             return;
         }
-        let i = self.gate.smallest_admitted(self.heights);
+        let i = self.gate.flush_target(self.heights);
         let old = self.heights[i];
         let new = (f64::from(old) + self.carry) as f32;
         if new.is_finite() {

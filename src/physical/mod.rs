@@ -847,7 +847,7 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     /// where `f32` resolves it best (end of a run).
     fn flush_anywhere(&mut self) {
         if self.carry != 0.0 {
-            let best = self.gate.smallest_admitted(self.cells);
+            let best = self.gate.flush_target(self.cells);
             self.deposit(best, 0.0);
         }
     }

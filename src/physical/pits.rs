@@ -24,10 +24,10 @@ impl<S: NormalSampler> Eroder<'_, S> {
     /// remainder is put down first (it may dig a pit of its own, settled
     /// next); each meeting height is the halfway point rounded up, so what
     /// rounding adds is a surplus put down, and that surplus is taken back
-    /// from the admitted border cell of smallest magnitude (lowering a border
+    /// from the movable (admitted, erodible) border cell of smallest magnitude (lowering a border
     /// cell makes no interior pit), rounded down: what the cell gives beyond
     /// the surplus (under one of its rounding steps) is booked as outflow, sediment
-    /// washed over the border. With no admitted border cell, nothing is settled.
+    /// washed over the border. With no such border cell, nothing is settled.
     pub(super) fn settle_pits(&mut self, before: &[f32]) -> u64 {
         self.flush_anywhere();
         let (w, h) = (self.width, self.height);
@@ -36,11 +36,10 @@ impl<S: NormalSampler> Eroder<'_, S> {
             x == 0 || y == 0 || x + 1 == w || y + 1 == h
         };
         let gate = self.gate;
-        let outlet = carry::smallest_magnitude(
-            self.cells,
-            (0..self.cells.len()).filter(|&i| border(i) && gate.admits(i)),
-        );
-        if !(border(outlet) && gate.admits(outlet)) {
+        // The outlet is lowered: a border cell the run may move (not bedrock).
+        let movable = |i: usize| border(i) && gate.weight(i) > 0.0;
+        let outlet = carry::smallest_magnitude(self.cells, (0..self.cells.len()).filter(|&i| movable(i)));
+        if !movable(outlet) {
             // No border cell to pay the rounding: the pits stay.
             return 0;
         }
@@ -223,7 +222,7 @@ mod tests {
     }
 
     #[test]
-    fn a_wholly_masked_border_settles_nothing() {
+    fn a_wholly_masked_or_bedrock_border_settles_nothing() {
         let mut map = slope_with(&[((2, 2), -1.0)]);
         let mut open = [0.0f32; 25];
         for (i, cell) in open.iter_mut().enumerate() {
@@ -234,6 +233,9 @@ mod tests {
         }
         let copy = map.clone();
         assert_eq!(settle(&mut map, Gate::new(Some(&open), None)), (0, 0.0, 0.0, 0.0));
+        assert_eq!(map.cells(), copy.cells());
+        // A bedrock border (erodibility 0) is no outlet either: it must not go down.
+        assert_eq!(settle(&mut map, Gate::new(None, Some(&open))), (0, 0.0, 0.0, 0.0));
         assert_eq!(map.cells(), copy.cells());
     }
 
