@@ -156,6 +156,17 @@ fn override_hydrology(mut p: HydrologyParams, set: &str) -> Result<HydrologyPara
         "hydrology.stall_stream" => p.stall_stream = v,
         "hydrology.stall_acceleration" => p.stall_acceleration = v,
         "hydrology.approach" => p.approach = v,
+        "hydrology.spill" => p.spill = v as u32,
+        "hydrology.max_fails" => p.max_fails = v as u32,
+        "hydrology.density" => p.density = v,
+        "hydrology.min_volume" => p.min_volume = v,
+        "hydrology.batch" => p.batch = v as u32,
+        "hydrology.sea_level" => p.sea_level = Some(v),
+        "hydrology.channel_area" => p.channel_area = v,
+        "hydrology.outlet_erosion" => p.outlet_erosion = v,
+        "hydrology.spill_speed" => p.spill_speed = v,
+        "hydrology.stall_in_pits" => p.stall_in_pits = v != 0.0,
+        "hydrology.open_border" => p.open_border = v != 0.0,
         other => return Err(format!("--set: unknown Hydrology field {other} (hydrology.FIELD)")),
     }
     Ok(p)

@@ -113,7 +113,7 @@ fn mix(a: [f32; 3], b: [f32; 3], t: f32) -> [f32; 3] {
 /// The article's ease-in-out shaping of the stream map, thresholded so broad flat
 /// areas stay clear.
 fn stream_strength(s: f32) -> f32 {
-    let t = ((s - 0.1) / 0.7).clamp(0.0, 1.0);
+    let t = ((s - 0.3) / 2.7).clamp(0.0, 1.0);
     t * t * (3.0 - 2.0 * t)
 }
 

@@ -282,6 +282,11 @@ fn arb_hydrology() -> impl Strategy<Value = HydrologyParams> {
         (0u32..=30, prop_oneof![1u32..=20, Just(u32::MAX)], step_limit()),
         (prop_oneof![1u32..=10, Just(1000u32)], prop_oneof![1u32..=10, Just(1000u32)]),
         (any::<bool>(), any::<bool>(), prop::option::of(prop_oneof![-2.0f32..2.0, ranged(0.0, 1e30, false)])),
+        (
+            any::<bool>(),
+            any::<bool>(),
+            [ranged(1e-3, 1e9, false), ranged(0.0, 1e6, false), ranged(0.0, 100.0, false)],
+        ),
     )
         .prop_map(
             |(
@@ -292,6 +297,7 @@ fn arb_hydrology() -> impl Strategy<Value = HydrologyParams> {
                 (particles, batch, max_steps),
                 (max_fails, spill),
                 (pit_safe, trees, sea_level),
+                (stall_in_pits, open_border, [channel_area, outlet_erosion, spill_speed]),
             )| HydrologyParams {
                 dt,
                 density,
@@ -312,9 +318,14 @@ fn arb_hydrology() -> impl Strategy<Value = HydrologyParams> {
                 max_steps,
                 stall_stream,
                 stall_acceleration,
+                stall_in_pits,
                 entrainment,
+                channel_area,
+                outlet_erosion,
+                spill_speed,
                 pit_safe,
                 trees,
+                open_border,
                 sea_level,
             },
         )

@@ -26,7 +26,7 @@ pub(super) enum Descent {
 
 impl World<'_> {
     /// Moves particle `p` downhill, eroding and depositing, and records the cells
-    /// it visits in the batch's track.
+    /// it visits in the batch's track (its water, each step).
     ///
     /// Each step is `Physical`'s (seed 000's equations; the normal and the next
     /// cell's height read the water surface), with, from the maps at the cell the
@@ -58,12 +58,19 @@ impl World<'_> {
             }
             let here = self.index_of(p.position);
             let (x, y) = (here % self.width, here / self.width);
-            let stream = self.stream[here].clamp(0.0, 1.0);
+            // The particle is never on a pool here, so the surface is the terrain.
+            let h_here = self.heights[here];
+            let lowest = if k.pit_safe || k.stall_in_pits { self.lowest_neighbour(x, y) } else { h_here };
+            if k.stall_in_pits && lowest >= h_here {
+                // In a hollow: the step is not taken.
+                *steps_left += 1;
+                return Descent::Flood;
+            }
+            let flow = self.stream[here].max(0.0);
+            let stream = flow.min(1.0);
             let roots = self.vegetation[here].clamp(0.0, 1.0);
             let grid = GridRef::new_unchecked(self.width, self.height, &*self.surface);
             let n = EightFacet::at(&grid, x, y, k.height_scale);
-            // The particle is never on a pool here, so the surface is the terrain.
-            let h_here = self.heights[here];
 
             // Newton with forward Euler; friction after the move (seed 000's order).
             let water = p.water as f32;
@@ -81,7 +88,7 @@ impl World<'_> {
                 *steps_left += 1;
                 return Descent::Refused;
             }
-            self.track[here] = self.stamp;
+            self.track[here] += p.water as f32;
             self.report.erosion.steps += 1;
             if !(px.is_finite() && py.is_finite() && vx.is_finite() && vy.is_finite()) {
                 return Descent::End(End::Unstable);
@@ -106,7 +113,7 @@ impl World<'_> {
                 None => self.height_beyond(px, py),
             };
             let speed = math::sqrt(vx * vx + vy * vy);
-            let grade = if k.entrainment > 0.0 { 1.0 + k.entrainment * erf(0.4 * stream) } else { 1.0 };
+            let grade = if k.entrainment > 0.0 { 1.0 + k.entrainment * erf(0.4 * flow) } else { 1.0 };
             let mut capacity = water * speed * (h_here - h_next) * grade;
             if capacity < 0.0 {
                 capacity = 0.0;
@@ -117,7 +124,7 @@ impl World<'_> {
             // back); without them the proposal passes as it is.
             let proposed = self.gate.apply(here, h_here, h_here - drop_by);
             let h_new = if k.pit_safe {
-                let floor = h_next.max(self.lowest_neighbour(x, y));
+                let floor = h_next.max(lowest);
                 pit_safe(proposed, h_here, h_next, floor, p.sediment)
             } else {
                 no_overshoot(proposed, h_here, h_next)

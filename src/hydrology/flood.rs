@@ -8,11 +8,21 @@ use glam::Vec2;
 use super::world::{Particle, World};
 use crate::reach::Reach;
 
-/// Fraction of a flooding particle's load put down where it enters a pool: the
-/// 90 % the original destroys at a drain (lakes trap sediment). The particle keeps
-/// the rest; if it ends in the pool, that goes down there too. A particle that
-/// stalls on dry ground keeps its load.
+/// Fraction of a particle's load a pool traps when the particle passes through
+/// it to a drain: the 90 % the original destroys at a drain (lakes trap
+/// sediment). It settles evenly over the pool's bed; a particle that ends in the
+/// pool settles all of its load there. A particle that stalls on dry ground and
+/// moves on keeps its load.
 const POOL_TRAP: f64 = 0.9;
+
+/// How far, in cells on each axis, from where a particle enters a pool its
+/// load settles: lakes fill from their inflows, in deltas up to 17 cells
+/// across, and settling costs at most 289 deposits whatever the lake's size.
+const DELTA_RADIUS: usize = 8;
+
+/// Cells a particle that rolled back into the pool it spilled from runs down
+/// the outlet before it descends again.
+const RUN_OUT: usize = 8;
 
 /// Attempts per flood, whatever happens: successful fills roughly halve the
 /// volume left each time and failed ones are bounded by `max_fails`, so this only
@@ -62,7 +72,8 @@ pub(super) enum Flood {
     Placed,
     /// Out of attempts; the remaining water is dropped.
     Failed,
-    /// A drain was found; the particle now stands on it, at rest, to descend again.
+    /// The pool spilled: the particle now stands on the drain beyond its sill,
+    /// moving away from it at `spill_speed`, to descend again.
     Drain,
     /// As `Drain`, but the particle stalled on dry ground and held no water there:
     /// it only moved to the lowest lower cell around it, which is no spill.
@@ -100,21 +111,27 @@ impl World<'_> {
     /// the set of cells connected (8-way) below the plane and at or above the water
     /// level, noting drains (cells of the fill below the water level; with a sea
     /// level at or below the water level, the sea beyond set cells on the border,
-    /// and a pool open to the border never rises above the sea; a cell the
-    /// controls' mask closes is a wall at any height). If a drain is found, the
-    /// water level moves `drainage` of the way towards the lowest one, the water
-    /// this releases joins the particle, and the particle moves to the drain. Else
-    /// if the volume under the plane fits in the particle, the set is filled to the
-    /// plane and the plane rises by `approach` times the remaining volume spread
-    /// over the set; otherwise the attempt fails and the plane is lowered. Two
-    /// changes from the original, which can fail ten times in a row and drop the
-    /// water: a failed attempt lowers the plane to where the line from the water
-    /// level to the failed plane meets the particle's volume (the volume under the
-    /// plane is convex in its height, so the next attempt fits), where the original
-    /// lowers it by `approach` times the excess (approaching from above without ever
-    /// fitting); and the water level only rises on a fill that succeeded (the
-    /// original also raises it after a failed attempt, which makes the pool's own
-    /// cells look like drains).
+    /// and a pool open to the border never rises above the sea; with an open
+    /// border, the border cells themselves; a cell the controls' mask closes is a
+    /// wall at any height). If a drain is found and the water reaches the plane,
+    /// the pool fills to its sill (the lowest set cell beside the lowest drain),
+    /// its level moves `drainage` of the way towards the drain but not below the
+    /// sill, the water this releases joins the particle, the pool keeps most of
+    /// its load, the spill wears a dry sill, and the particle moves to the drain.
+    /// Else if the volume under the plane fits in the particle, the set is filled
+    /// to the plane and the plane rises by `approach` times the remaining volume
+    /// spread over the set; otherwise (the plane past what the water fills, with
+    /// or without a drain) the plane is lowered. Changes from the original, which
+    /// can fail ten times in a row and drop the water, and moves a particle over a
+    /// sill it cannot fill: once a plane has needed more water than the particle
+    /// has, the plane is found between the level and it by regula falsi with the
+    /// Illinois step (the volume under the plane is convex in its height, so the
+    /// line from the water level always fits), where the original lowers it by
+    /// `approach` times the excess (approaching from above without ever fitting);
+    /// a drain beyond the water's reach is such a plane, not a spill; and the
+    /// water level only rises on a fill that succeeded (the original also raises
+    /// it after a failed attempt, which makes the pool's own cells look like
+    /// drains).
     pub(super) fn flood(&mut self, p: &mut Particle) -> Flood {
         if self.reach == Reach::WHOLE {
             return self.flood_within(p);
@@ -150,12 +167,7 @@ impl World<'_> {
         self.report.floods += 1;
         let start = self.index_of(p.position);
         let wet = self.pool[start] > 0.0;
-        if wet {
-            let load = p.sediment * POOL_TRAP;
-            p.sediment -= load;
-            self.remember(start);
-            self.deposit(start, load, &mut p.water);
-        }
+        let mut filled = false;
 
         let vf = k.volume_factor;
         let start_level = self.level(start);
@@ -165,26 +177,68 @@ impl World<'_> {
         let mut level = start_level;
         let mut plane = level;
         let mut fails = 0;
+        // The lowest plane tried that needs more water than the particle has,
+        // and how much more (`V(hi) - water`, the regula falsi's value there):
+        // the plane the water fills to lies between the level and it.
+        let mut hi = f64::INFINITY;
+        let mut excess = 0.0;
+        // Fills in a row since `hi` last moved (Illinois: past one, the
+        // excess is halved, so the bracket closes from above as well).
+        let mut stale = 0;
         for _ in 0..FLOOD_ATTEMPTS {
             if p.water <= k.min_volume {
+                if filled {
+                    p.sediment = self.settle(p.sediment, level, start, &mut p.water);
+                }
                 return Flood::Placed;
             }
             // Once the water level is a plane this flood has set, it is exact.
             let level_slack = if level == start_level { start_slack } else { 0.0 };
-            let Ok(Fill { outlet, depth_sum, at_border }) = self.fill(start, plane, level, level_slack)
-            else {
+            let Ok(fill) = self.fill(start, plane, level, level_slack) else {
                 return Flood::Refused;
             };
+            let Fill { outlet, depth_sum, at_border } = fill;
+            filled = true;
             let n = self.scratch.set.len() as f64;
             if let Some((outlet, outlet_level)) = outlet {
+                // The pool drains towards the drain, but never below its sill.
+                let (sill_cell, sill) = self.sill_of(outlet, outlet_level, plane, level, level_slack);
+                let volume = depth_sum * vf;
+                if plane > level {
+                    if volume > p.water {
+                        // The drain lies beyond a sill this water cannot reach:
+                        // the plane it fills to lies below this one.
+                        (hi, excess, stale) = (plane, volume - p.water, 0);
+                        plane = level + (hi - level) * (p.water / (p.water + excess));
+                        continue;
+                    }
+                    // The water fills the pool to its sill; the rest spills.
+                    let top = plane.min(sill);
+                    if top > level {
+                        let placed = self.fill_set_to(top);
+                        p.water -= placed;
+                        level = top;
+                    }
+                }
                 self.report.drains += 1;
-                let lowered = level - k.drainage * (level - outlet_level);
+                let lowered = (level - k.drainage * (level - outlet_level)).max(sill);
                 for s in 0..self.scratch.set.len() {
                     let i = self.scratch.set[s];
-                    let depth = ((lowered - f64::from(self.heights[i])) as f32).max(0.0);
+                    let depth = self.depth_reaching(i, lowered);
                     if depth < self.pool[i] {
                         self.remember(i);
                         p.water -= self.set_pool(i, depth);
+                    }
+                }
+                // A particle that held water here passed through a pool (not a
+                // dry stall that moves on to a lower neighbour).
+                let spilled = wet || level != start_level;
+                if spilled {
+                    // The pool keeps most of the particle's load.
+                    let trapped = p.sediment * POOL_TRAP;
+                    p.sediment += self.settle(trapped, lowered, start, &mut p.water) - trapped;
+                    if let (Some(i), Outlet::Cell(_)) = (sill_cell, outlet) {
+                        self.cut_sill(i, outlet_level, p);
                     }
                 }
                 return match outlet {
@@ -192,7 +246,13 @@ impl World<'_> {
                         let (x, y) = (j % self.width, j / self.width);
                         p.position = Vec2::new(x as f32 + 0.5, y as f32 + 0.5);
                         p.velocity = Vec2::ZERO;
-                        if wet || level != start_level { Flood::Drain } else { Flood::Hop }
+                        if let (true, Some(i)) = (spilled, sill_cell) {
+                            // Out over the sill, away from the pool.
+                            let (sx, sy) = (i % self.width, i / self.width);
+                            let away = Vec2::new(x as f32 - sx as f32, y as f32 - sy as f32);
+                            p.velocity = away.normalize_or_zero() * k.spill_speed;
+                        }
+                        if spilled { Flood::Drain } else { Flood::Hop }
                     }
                     Outlet::Sea => Flood::Sea,
                 };
@@ -209,20 +269,23 @@ impl World<'_> {
             }
             let volume = depth_sum * vf;
             if plane > level && volume <= p.water {
-                let mut placed = 0.0;
-                for s in 0..self.scratch.set.len() {
-                    let i = self.scratch.set[s];
-                    let depth = (plane - f64::from(self.heights[i])) as f32;
-                    if depth > self.pool[i] {
-                        self.remember(i);
-                        placed += self.set_pool(i, depth);
-                    }
-                }
+                let placed = self.fill_set_to(plane);
                 p.water -= placed;
                 if placed != 0.0 {
                     level = plane;
                 }
-                plane += k.approach * p.water / (n * vf);
+                plane = if hi.is_finite() {
+                    // Between the new level and `hi`: what `hi` needs beyond
+                    // the water left is what it needed before (both fell by
+                    // `placed`), so the regula falsi's line keeps its value there.
+                    stale += 1;
+                    if stale > 1 {
+                        excess *= 0.5;
+                    }
+                    level + (hi - level) * (p.water / (p.water + excess))
+                } else {
+                    plane + k.approach * p.water / (n * vf)
+                };
             } else if plane > level {
                 fails += 1;
                 if fails >= k.max_fails {
@@ -230,8 +293,9 @@ impl World<'_> {
                 }
                 // The volume under the plane grows at least as fast as the line from
                 // the water level to this attempt, so where that line meets the
-                // particle's volume the next attempt fits.
-                plane = level + (plane - level) * (p.water / volume);
+                // particle's volume the next attempt fits; the bracket closes.
+                (hi, excess, stale) = (plane, volume - p.water, 0);
+                plane = level + (hi - level) * (p.water / (p.water + excess));
             } else {
                 plane += k.approach * (p.water - volume) / (n * vf);
             }
@@ -239,15 +303,174 @@ impl World<'_> {
         Flood::Failed
     }
 
+    /// Moves a particle that spilled to a drain for the second time in a row
+    /// down the steepest descent from it (the lowest lower neighbour on the
+    /// water surface), up to [`RUN_OUT`] cells, stopping at a pool, a hollow,
+    /// a masked cell or the edge of what the world holds; it moves on at
+    /// `spill_speed` along its last move. Nothing is eroded on the way.
+    pub(super) fn run_out(&mut self, p: &mut Particle) {
+        let (w, h) = (self.width, self.height);
+        let mut at = self.index_of(p.position);
+        for _ in 0..RUN_OUT {
+            let (x, y) = (at % w, at / w);
+            let mut lowest = (self.surface[at], at, (0, 0));
+            for (dx, dy) in NEIGHBOURS {
+                let (nx, ny) = (x.wrapping_add_signed(dx), y.wrapping_add_signed(dy));
+                if nx < w && ny < h {
+                    let n = ny * w + nx;
+                    if self.surface[n] < lowest.0 && self.gate.admits(n) {
+                        lowest = (self.surface[n], n, (dx, dy));
+                    }
+                }
+            }
+            let (_, next, (dx, dy)) = lowest;
+            let position = Vec2::new((next % w) as f32 + 0.5, (next / w) as f32 + 0.5);
+            if next == at || self.pool[next] > 0.0 || !self.holds(position) {
+                break;
+            }
+            at = next;
+            p.position = position;
+            p.velocity = Vec2::new(dx as f32, dy as f32).normalize_or_zero() * self.k.spill_speed;
+        }
+    }
+
+    /// Puts `load` down evenly over the cells of the flood set that hold this
+    /// pool's water at `level` and lie within [`DELTA_RADIUS`] cells of `entry`,
+    /// where the particle came in: a delta whose bed fills flat, not a spike
+    /// where the water entered (shores, sill and any other pool in the set stay
+    /// as they are). The water it displaces joins `water`. Returns what is
+    /// left: all of `load` if no such cell holds the pool.
+    fn settle(&mut self, load: f64, level: f64, entry: usize, water: &mut f64) -> f64 {
+        if load == 0.0 {
+            return load;
+        }
+        let w = self.width;
+        let (ex, ey) = (entry % w, entry / w);
+        let in_pool = |world: &Self, i: usize| {
+            let depth = f64::from(world.pool[i]);
+            (i % w).abs_diff(ex) <= DELTA_RADIUS
+                && (i / w).abs_diff(ey) <= DELTA_RADIUS
+                && depth > 0.0
+                && (world.level(i) - level).abs() <= depth * LEVEL_SLACK
+        };
+        let cells = self.scratch.set.iter().filter(|&&i| in_pool(self, i)).count();
+        if cells == 0 {
+            return load;
+        }
+        let share = load / cells as f64;
+        for s in 0..self.scratch.set.len() {
+            let i = self.scratch.set[s];
+            if in_pool(self, i) {
+                self.remember(i);
+                self.deposit_under(i, share, level, water);
+            }
+        }
+        0.0
+    }
+
+    /// Raises every cell of the flood set to `plane`; returns the water placed.
+    fn fill_set_to(&mut self, plane: f64) -> f64 {
+        let mut placed = 0.0;
+        for s in 0..self.scratch.set.len() {
+            let i = self.scratch.set[s];
+            let depth = self.depth_reaching(i, plane);
+            if depth > self.pool[i] {
+                self.remember(i);
+                placed += self.set_pool(i, depth);
+            }
+        }
+        placed
+    }
+
+    /// The sill (its cell, if a cell, and its height) over which the last
+    /// fill's pool spills to `outlet` at `outlet_level`: see [`sill`](Self::sill);
+    /// at the sea, the sea itself. Never below the outlet.
+    fn sill_of(
+        &self,
+        outlet: Outlet,
+        outlet_level: f64,
+        plane: f64,
+        level: f64,
+        level_slack: f64,
+    ) -> (Option<usize>, f64) {
+        match outlet {
+            Outlet::Cell(j) => {
+                let (cell, sill) = self.sill(j, plane, level, level_slack);
+                (cell, sill.max(outlet_level))
+            }
+            Outlet::Sea => (None, outlet_level),
+        }
+    }
+
+    /// The sill over which the last fill's pool spills into drain `j`: the
+    /// lowest ground among the flood-set cells beside `j` (a pool drains down
+    /// to it and no lower).
+    fn sill(&self, j: usize, plane: f64, level: f64, level_slack: f64) -> (Option<usize>, f64) {
+        let (w, h) = (self.width, self.height);
+        let (x, y) = (j % w, j / w);
+        let epoch = self.scratch.epoch;
+        let mut sill = (None, f64::INFINITY);
+        for (dx, dy) in NEIGHBOURS {
+            let (nx, ny) = (x.wrapping_add_signed(dx), y.wrapping_add_signed(dy));
+            if nx < w && ny < h {
+                let i = ny * w + nx;
+                let height = f64::from(self.heights[i]);
+                if height < sill.1
+                    && self.scratch.visited[i] == epoch
+                    && self.in_set(i, plane, level, level_slack)
+                {
+                    sill = (Some(i), height);
+                }
+            }
+        }
+        sill
+    }
+
+    /// The water spilling over dry sill cell `i` to a drain whose surface is
+    /// `drain` cuts the sill: `outlet_erosion` of the drop from the sill to the
+    /// drain per unit of the particle's water (at most the whole drop), through
+    /// the controls' gate, never below the drain. The particle carries the cut
+    /// away, so a lake's outlet incises and the lake drains over time.
+    fn cut_sill(&mut self, i: usize, drain: f64, p: &mut Particle) {
+        let height = self.heights[i];
+        let drop = f64::from(height) - drain;
+        // A sill under water wears as the pool above it drains: cutting its
+        // bed would sink its surface and open a drain inside the pool.
+        if self.k.outlet_erosion <= 0.0 || drop.is_nan() || drop <= 0.0 || self.pool[i] > 0.0 {
+            return;
+        }
+        let share = (self.k.outlet_erosion * p.water).min(1.0);
+        let proposed = (f64::from(height) - share * drop) as f32;
+        let new = self.gate.apply(i, height, proposed).max(drain as f32).min(height);
+        if new < height {
+            self.remember(i);
+            p.sediment += self.set_height(i, new);
+        }
+    }
+
+    /// Whether visited cell `i` belongs to the flood set of a fill under
+    /// `plane` at water level `level` (the test [`fill`](Self::fill) makes).
+    fn in_set(&self, i: usize, plane: f64, level: f64, level_slack: f64) -> bool {
+        if !self.gate.admits(i) {
+            return false;
+        }
+        let depth = f64::from(self.pool[i]);
+        let s = f64::from(self.heights[i]) + depth;
+        let slack = depth * LEVEL_SLACK + level_slack;
+        s - slack <= plane && s + slack >= level
+    }
+
     /// One flood fill from `start` under `plane` (an explicit stack, 8-way): leaves
     /// the flood set in the scratch and returns what it found ([`Fill`]), or
-    /// [`OutOfReach`] if the set reaches a side of a zone that is not the map's. `level_slack` is how far the water
-    /// level itself may sit off its pool's set level.
+    /// [`OutOfReach`] if the set reaches a side of a zone that is not the map's.
+    /// `level_slack` is how far the water level itself may sit off its pool's
+    /// set level.
     fn fill(&mut self, start: usize, plane: f64, level: f64, level_slack: f64) -> Result<Fill, OutOfReach> {
         let (w, h) = (self.width, self.height);
         let reach = self.reach;
         // A pool at sea level and open to it sends any more water into the sea.
         let sea = self.k.sea_level.filter(|&sea| sea <= level);
+        let open_border = self.k.open_border && self.k.sea_level.is_none();
         let scratch = &mut *self.scratch;
         let epoch = scratch.next_epoch();
         scratch.set.clear();
@@ -291,6 +514,9 @@ impl World<'_> {
                 at_border = true;
                 if let Some(sea) = sea {
                     lower(Outlet::Sea, sea);
+                } else if open_border {
+                    // Water at the border runs off the map over this cell.
+                    lower(Outlet::Sea, f64::from(self.heights[i]));
                 }
             }
             for (dx, dy) in NEIGHBOURS {

@@ -43,19 +43,22 @@ use crate::simulator::{RunOptions, Simulator};
 /// through up to `spill` rounds of:
 ///
 /// 1. **descend**: the `Physical` droplet (seed 000's equations) with effective
-///    parameters from the maps; it stops into a flood when it enters a pool or
-///    stalls on a stream, and ends when it evaporates or leaves the map;
+///    parameters from the maps; it stops into a flood when it enters a pool,
+///    stalls on a stream or stands in a hollow (`stall_in_pits`), and ends
+///    when it evaporates or leaves the map;
 /// 2. **flood**: a test plane rises over the pool around it until its water is
-///    placed, or until a drain below the water level is found: then the level
-///    drains a little, and the particle moves to the lowest drain and descends
-///    again.
+///    placed, or until the water reaches a sill with a drain below the water
+///    level beyond it: then the pool fills to its sill, drains a little (never
+///    below the sill), the spill wears the sill (`outlet_erosion`), and the
+///    particle leaves over it to the lowest drain and descends again.
 ///
-/// After every `batch` particles the stream map takes in the cells they visited,
-/// and trees (if on) spawn, spread and die.
+/// After every `batch` particles the stream map takes in the water that
+/// crossed each cell, and trees (if on) spawn, spread and die.
 ///
 /// # Layers
 ///
-/// [`stream`](Self::stream) (time-averaged visits, in `[0, 1]`),
+/// [`stream`](Self::stream) (time-averaged water through each cell, 1 where
+/// `channel_area` cells drain; see [`HydrologyParams::channel_area`]),
 /// [`pool`](Self::pool) (water depth, in height units; `volume_factor * depth`
 /// of water per cell) and [`vegetation`](Self::vegetation) (root density) are
 /// grids of the terrain's size, readable at any time and settable (with the tree
@@ -64,9 +67,22 @@ use crate::simulator::{RunOptions, Simulator};
 /// # Beyond the article
 ///
 /// - Sediment is conserved as in every simulator of this crate (SPEC 6): a
-///   flooding particle puts 90 % of its load down where it enters the pool (the
-///   original destroys it at a drain), displacing water rather than raising the
+///   pool keeps 90 % of the load of a particle that passes through it (the
+///   original destroys it at a drain) and all of one that ends in it, settled
+///   evenly over the pool's bed, displacing water rather than raising the
 ///   pool's surface; what leaves the map is outflow.
+/// - Basins fill and drain (`../shared/SPEC.md` section 9): a particle in a
+///   dry hollow floods there; a flood whose test plane reaches past a sill
+///   its water cannot fill lowers the plane instead of jumping the particle to
+///   the drain beyond; a spilling pool rests at its sill (drainage lowers it
+///   no further, so a full lake is no closed depression); the spill wears the
+///   sill and leaves it moving away from the pool (`spill_speed`; one that
+///   spills to the same drain twice in a row first runs down the outlet, up to
+///   8 cells); and the map border is open (`open_border`). Each is switchable
+///   back to the article.
+/// - The stream map is the water through each cell, so channel grading grows
+///   with the drainage area instead of saturating where a cell is visited
+///   every batch.
 /// - Water is accounted for: see [`HydrologyReport`].
 /// - Flood fills use an explicit stack and per-cell visit stamps allocated once,
 ///   so a flood costs in proportion to its pool, never to the map, and a lake of
@@ -141,9 +157,8 @@ pub struct Hydrology {
     trees: Vec<usize>,
     /// Terrain plus pool, rebuilt at the start of every run.
     surface: Vec<f32>,
-    /// Batch stamp of the last visit per cell, and the current batch's stamp.
-    track: Vec<u32>,
-    stamp: u32,
+    /// Water that crossed each cell in the current batch.
+    track: Vec<f32>,
     scratch: FloodScratch,
     times: PhaseTimes,
 }
@@ -169,8 +184,7 @@ impl Hydrology {
             stream,
             trees: Vec::new(),
             surface: try_filled(cells, 0.0)?,
-            track: try_filled(cells, 0)?,
-            stamp: 1,
+            track: try_filled(cells, 0.0)?,
             scratch: FloodScratch::new(try_filled(cells, 0)?),
             times: PhaseTimes::default(),
         })
@@ -191,8 +205,9 @@ impl Hydrology {
         self.stream.height()
     }
 
-    /// The stream map: per cell, the time-averaged share of batches in which a
-    /// particle descended through it (in `[0, 1]` unless set otherwise).
+    /// The stream map: per cell, the time-averaged water that crossed it per
+    /// batch, 1 where `channel_area` cells of rain drain through (at least 0;
+    /// see [`HydrologyParams::channel_area`]).
     pub fn stream(&self) -> &Heightmap {
         &self.stream
     }
@@ -331,16 +346,15 @@ impl Hydrology {
             world.end(&mut journey.particle, end);
             in_batch += 1;
             if in_batch == batch {
-                end_batch(&mut world, params.trees, trees, rng);
+                end_batch(&mut world, in_batch, params.trees, trees, rng);
                 in_batch = 0;
             }
         }
         if in_batch > 0 {
-            end_batch(&mut world, params.trees, trees, rng);
+            end_batch(&mut world, in_batch, params.trees, trees, rng);
         }
         world.flush();
-        let (report, stamp) = (world.report, world.stamp);
-        self.stamp = stamp;
+        let report = world.report;
         ticker.finish(report.erosion.droplets);
         Ok(report)
     }
@@ -363,8 +377,7 @@ impl Hydrology {
         gate: Gate<'a>,
     ) -> (World<'a>, &'a mut Vec<usize>, &'a mut PhaseTimes) {
         let (width, height) = (self.width(), self.height());
-        let Self { k, stream, pool, vegetation, trees, surface, track, stamp, scratch, times, params: _ } =
-            self;
+        let Self { k, stream, pool, vegetation, trees, surface, track, scratch, times, params: _ } = self;
         let world = World {
             heights,
             pool: pool.cells_mut(),
@@ -373,7 +386,6 @@ impl Hydrology {
             vegetation: vegetation.cells_mut(),
             track,
             outputs: None,
-            stamp: *stamp,
             scratch,
             width,
             height,
@@ -381,6 +393,7 @@ impl Hydrology {
             report: HydrologyReport::default(),
             carry: 0.0,
             base_level,
+            origin: Vec2::ZERO,
             reach: Reach::WHOLE,
             undo: Vec::new(),
             gate,
@@ -437,6 +450,10 @@ struct Journey {
     particle: Particle,
     steps_left: u32,
     spills: u32,
+    /// Where its last spill put it (in the coordinates of the world it was
+    /// in): a spill to the same drain again means it rolled back into the
+    /// pool it left.
+    last_spill: Option<Vec2>,
     next: Next,
 }
 
@@ -461,7 +478,13 @@ enum Act {
 
 impl Journey {
     fn new(start: Vec2, k: &Constants) -> Self {
-        Self { particle: Particle::new(start), steps_left: k.max_steps, spills: 0, next: Next::Descend }
+        Self {
+            particle: Particle::new(start),
+            steps_left: k.max_steps,
+            spills: 0,
+            last_spill: None,
+            next: Next::Descend,
+        }
     }
 
     /// Its next descent or flood. A particle ends when a descent ends it, when a
@@ -496,6 +519,14 @@ impl Journey {
                 if self.spills >= world.k.spill {
                     return Act::Ended(End::SpillLimited);
                 }
+                // In map coordinates, so that it holds across tiles' zones.
+                let drain = p.position + world.origin;
+                if self.last_spill == Some(drain) && world.k.spill_speed > 0.0 {
+                    // It rolled back into the pool it left: this time it runs
+                    // down the outlet before it descends.
+                    world.run_out(p);
+                }
+                self.last_spill = Some(drain);
                 self.next = Next::Descend;
                 Act::Went
             }
@@ -523,9 +554,16 @@ fn cycle(world: &mut World<'_>, journey: &mut Journey, times: &mut PhaseTimes) -
     }
 }
 
-/// The end of a batch: the stream map takes in its visits, then trees grow.
-fn end_batch<R: Rng + ?Sized>(world: &mut World<'_>, grow: bool, trees: &mut Vec<usize>, rng: &mut R) {
-    world.update_streams();
+/// The end of a batch of `particles`: the stream map takes in the water that
+/// crossed each cell, then trees grow.
+fn end_batch<R: Rng + ?Sized>(
+    world: &mut World<'_>,
+    particles: u64,
+    grow: bool,
+    trees: &mut Vec<usize>,
+    rng: &mut R,
+) {
+    world.update_streams(particles);
     if grow {
         world.grow_trees(trees, rng);
     }

@@ -5,11 +5,16 @@ use crate::error::{ParamError, check, check_above, check_range};
 /// Parameters of the [`Hydrology`](crate::Hydrology) simulator (seed 002).
 ///
 /// Defaults are the original program's (dt 1.2, density 1, evaporation 0.001,
-/// deposition 0.08, min volume 0.01, friction 0.1, volume factor 100, drainage
-/// 0.001, lrate 0.01, spill 5, height scale 40, 250 particles between stream-map
-/// updates), plus the additions of `../shared/SPEC.md` section 5, each on by
-/// default and each switchable back to the article's plain behaviour:
-/// `entrainment` (set 0 for the article's capacity) and `pit_safe` (set `false`).
+/// deposition 0.08, min volume 0.01, friction 0.1, drainage 0.001, lrate 0.01,
+/// height scale 40, 250 particles between stream-map updates), except a volume
+/// factor of 10 (the original's 100 leaves basins a tenth full) and 20 spills
+/// (the original's 5 drops the water of chains of lakes), plus additions, each
+/// on by default and each switchable back to the article's plain behaviour:
+/// `entrainment` (set 0 for the article's capacity) and `pit_safe` (set
+/// `false`) from `../shared/SPEC.md` section 5; `stall_in_pits`,
+/// `outlet_erosion` (0), `spill_speed` (0) and `open_border` (`false`), which
+/// let basins fill and drain; and the stream map's `channel_area` (the
+/// article's visit map saturates; no setting restores it).
 /// Units as for [`ErosionParams`](crate::ErosionParams): positions in cells, heights
 /// in map units, time in steps of `dt`; water in particle volumes (a new particle
 /// holds 1).
@@ -57,16 +62,43 @@ pub struct HydrologyParams {
     /// the original's 250 particles per frame. Default 250; range `[1, u32::MAX]`.
     pub batch: u32,
     /// Stream-map adaptation rate: after each batch,
-    /// `stream = (1 - lrate) * stream + lrate * visited`. Default 0.01; range
+    /// `stream = (1 - lrate) * stream + lrate * flow`, where `flow` is the water
+    /// that crossed the cell in the batch over what a catchment of
+    /// `channel_area` cells sends (see `channel_area`). Default 0.01; range
     /// `[0, 1]`.
     pub lrate: f32,
+    /// Catchment, in cells, of a cell whose stream map settles at 1: the
+    /// stream map is the water that crossed a cell (one particle volume a step)
+    /// per batch, times `cells / (particles in the batch * channel_area)`, so it
+    /// grows with the drainage area instead of saturating at "visited". The
+    /// friction, evaporation, stall and tree rules read it clamped to
+    /// `[0, 1]`; channel grading reads it whole. Default 200; range
+    /// `[1e-3, 1e9]`.
+    pub channel_area: f32,
+    /// Outlet erosion: water spilling from a pool cuts the pool's sill (the
+    /// lowest pool cell beside the drain) by this share of the drop from the
+    /// sill to the drain per particle volume (at most the whole drop, never
+    /// below the drain), and carries the cut away, so lakes incise their
+    /// outlets and drain over time. Default 0.1; range `[0, 1e6]` (0: the
+    /// article, whose sills never wear).
+    pub outlet_erosion: f32,
+    /// Speed, in cells per unit time, at which a particle spilling from a pool
+    /// leaves it: it starts on the drain moving away from the sill, so that
+    /// it runs on downstream rather than rolling back into the pool it left;
+    /// one that spills to the same drain twice in a row first runs down the
+    /// outlet's steepest descent, up to 8 cells. Default 1; range `[0, 100]`
+    /// (0: at rest and no run-out, the article).
+    pub spill_speed: f32,
     /// Volume factor: how flooding turns volume into water level. A pool depth of
-    /// `d` over one cell holds `volume_factor * d` of water. Default 100; range
+    /// `d` over one cell holds `volume_factor * d` of water. Default 10 (the
+    /// article: 100); range
     /// `[1e-3, 1e9]` (below it one particle's water would stand more than 1000
     /// height units deep on a cell, and a subnormal factor overflows the depth).
     pub volume_factor: f32,
     /// Drainage: when a flood finds a drain, the water level moves this fraction
-    /// of the way down to the drain (slowly, to keep levels stable). Default 0.001;
+    /// of the way down to the drain (slowly, to keep levels stable), but never
+    /// below the pool's sill (the lowest pool cell beside the drain), so a
+    /// spilling lake rests at its outlet. Default 0.001;
     /// range `[0, 1]`.
     pub drainage: f32,
     /// Approach factor of the flood's test plane: each attempt raises (or lowers)
@@ -79,7 +111,7 @@ pub struct HydrologyParams {
     /// How many times a particle may flood and spill out of a pool to a drain
     /// before it is stopped (its remaining volume dropped). A particle that stalls
     /// on dry ground and moves on to a lower neighbour holds no pool and does not
-    /// spill. Default 5; range `[1, 1000]`.
+    /// spill. Default 20 (the article: 5); range `[1, 1000]`.
     pub spill: u32,
     /// Step limit per particle (all its descents, plus one per move off a dry
     /// stall), so that no particle runs forever. Default 10 000, above the ~3 840
@@ -92,6 +124,11 @@ pub struct HydrologyParams {
     /// See `stall_stream`: acceleration (force over mass) below which a particle
     /// on a stream stalls. Default 0.01; range `[0, 1e6]`.
     pub stall_acceleration: f32,
+    /// A particle standing on a local minimum of the water surface (no neighbour
+    /// lower) stalls into a flood there, wherever the stream map is: without it
+    /// a particle rocks in a dry hollow until it evaporates, and closed basins
+    /// never fill. Default `true`; `false` is the article (stall only on streams).
+    pub stall_in_pits: bool,
     /// Channel grading (SPEC 5, the author's later versions): the capacity is
     /// multiplied by `1 + entrainment * erf(0.4 * stream)`, so established channels
     /// carry more and grade their slope as their catchment grows. Default 10;
@@ -105,9 +142,14 @@ pub struct HydrologyParams {
     /// which lowers mass transfer. Default `true`; `false` leaves the vegetation
     /// map as it is.
     pub trees: bool,
+    /// Open border: a pool that reaches the map border spills off the map there,
+    /// as water running off the edge does, so a lake never rises above the lowest
+    /// border cell it touches. Default `true`; `false` is the article's walls
+    /// (pools rise against the border). A `sea_level` takes precedence.
+    pub open_border: bool,
     /// Sea level: when set, the map border drains at this level (water reaching it
-    /// flows off the map) instead of walling pools in. Default `None` (the
-    /// article's walls); a set level must be finite.
+    /// flows off the map, and a pool open to it rises no higher). Default `None`
+    /// (the border as `open_border` says); a set level must be finite.
     pub sea_level: Option<f32>,
 }
 
@@ -124,17 +166,22 @@ impl Default for HydrologyParams {
             particles: 100_000,
             batch: 250,
             lrate: 0.01,
-            volume_factor: 100.0,
+            channel_area: 200.0,
+            outlet_erosion: 0.1,
+            spill_speed: 1.0,
+            volume_factor: 10.0,
             drainage: 0.001,
             approach: 0.5,
             max_fails: 10,
-            spill: 5,
+            spill: 20,
             max_steps: 10_000,
             stall_stream: 0.5,
             stall_acceleration: 0.01,
+            stall_in_pits: true,
             entrainment: 10.0,
             pit_safe: true,
             trees: true,
+            open_border: true,
             sea_level: None,
         }
     }
@@ -178,6 +225,9 @@ impl HydrologyParams {
         check_range(self.height_scale, 0.0, 1.0e6, "height_scale", "finite and in [0, 1e6]")?;
         check(self.batch >= 1, "batch", "at least 1")?;
         check_range(self.lrate, 0.0, 1.0, "lrate", "finite and in [0, 1]")?;
+        check_range(self.outlet_erosion, 0.0, 1.0e6, "outlet_erosion", "finite and in [0, 1e6]")?;
+        check_range(self.spill_speed, 0.0, 100.0, "spill_speed", "finite and in [0, 100]")?;
+        check_range(self.channel_area, 1.0e-3, 1.0e9, "channel_area", "finite and in [1e-3, 1e9]")?;
         // Below 1e-3 one particle's water is a depth past 1e3 a cell, and a
         // subnormal factor overflows the depth to infinity.
         check_range(self.volume_factor, 1.0e-3, 1.0e9, "volume_factor", "finite and in [1e-3, 1e9]")?;

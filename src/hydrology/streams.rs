@@ -1,23 +1,23 @@
-//! The stream map: time-averaged particle visits (seed 002).
+//! The stream map: the time-averaged water through each cell (seed 002's
+//! later discharge map).
 
 use super::world::World;
 
 impl World<'_> {
-    /// Updates the stream map after a batch, as seed 002:
-    /// `stream = (1 - lrate) * stream + lrate * visited`, where `visited` is 1 on
-    /// cells a particle of the batch descended through. Then starts a new batch.
-    pub(super) fn update_streams(&mut self) {
+    /// Updates the stream map after a batch of `particles` particles:
+    /// `stream = (1 - lrate) * stream + lrate * flow`, where `flow` is the water
+    /// that crossed the cell in the batch times `cells / (particles *
+    /// channel_area)` (1 for a cell that drains `channel_area` cells). Then
+    /// clears the batch's track.
+    pub(super) fn update_streams(&mut self, particles: u64) {
         let lrate = self.k.lrate;
         let keep = 1.0 - lrate;
-        for (s, &t) in self.stream.iter_mut().zip(self.track.iter()) {
-            let visited = if t == self.stamp { lrate } else { 0.0 };
-            *s = keep * *s + visited;
-        }
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            // Once in 2^32 batches: stamps of old batches could come back, clear them.
-            self.track.fill(0);
-            self.stamp = 1;
+        let cells = (self.width * self.height) as f32;
+        let scale =
+            if particles == 0 { 0.0 } else { lrate * cells / (particles as f32 * self.k.channel_area) };
+        for (s, t) in self.stream.iter_mut().zip(self.track.iter_mut()) {
+            *s = keep * *s + scale * *t;
+            *t = 0.0;
         }
     }
 }

@@ -1,8 +1,9 @@
 //! Hydrology particles in coloured tiles (see [`crate::tiles`]): each turn runs
 //! a tile's particles on a copy of its zone (terrain, pool, stream, vegetation
-//! and visits); a particle goes on until its next step, or its flood, would
-//! read beyond the zone, and then waits, as it stands, for the next turn of the
-//! tile it stands in. Each sweep is one batch of the stream map and the trees,
+//! and water track); a particle goes on until its next step, or its flood,
+//! would read beyond the zone, and then waits, as it stands, for the next turn
+//! of the tile it stands in (one that cannot go on in any zone lives out its
+//! life on the whole map at the end of the sweep). Each sweep is one batch of the stream map and the trees,
 //! which take it in on the whole map between sweeps.
 
 use alloc::vec::Vec;
@@ -13,7 +14,7 @@ use rand_xoshiro::Xoshiro256StarStar;
 
 use super::flood::FloodScratch;
 use super::world::{Constants, End, World};
-use super::{Act, Hydrology, HydrologyReport, Journey, Next, PhaseTimes, end_batch};
+use super::{Act, Hydrology, HydrologyReport, Journey, Next, PhaseTimes, cycle, end_batch};
 use crate::controls::Extras;
 use crate::controls::{self, Gate};
 use crate::grid::Grid;
@@ -34,7 +35,7 @@ struct Layers<'a> {
     pool: &'a mut [f32],
     stream: &'a [f32],
     vegetation: &'a [f32],
-    track: &'a mut [u32],
+    track: &'a mut [f32],
     /// The output layers' tracks, when the run records them.
     outputs: Option<&'a mut [Track]>,
 }
@@ -46,7 +47,7 @@ struct ZoneLayers {
     surface: Vec<f32>,
     stream: Vec<f32>,
     vegetation: Vec<f32>,
-    track: Vec<u32>,
+    track: Vec<f32>,
     /// Empty when the run records no output layers.
     outputs: Vec<Track>,
 }
@@ -93,8 +94,6 @@ struct Rules<'a> {
     k: Constants,
     /// The whole map's lowest height when the run began.
     base_level: f32,
-    /// The sweep's batch stamp.
-    stamp: u32,
     /// The controls' gate over the whole map (a turn copies its zone of it),
     /// and the map's width.
     gate: Gate<'a>,
@@ -159,6 +158,7 @@ impl Hydrology {
             }
             let mut rng = Xoshiro256StarStar::seed_from_u64(stream(seed, round));
             round += 1;
+            let mut sweep_particles = 0;
             if spawned < total {
                 let count = batch.min(total - spawned);
                 let mut drawn = 0;
@@ -171,11 +171,12 @@ impl Hydrology {
                 // Fewer starts than asked: no particle can start any more (the
                 // rain falls nowhere, so none started at all).
                 spawned = if drawn < count { total } else { spawned + count };
+                sweep_particles = drawn;
                 if drawn == 0 && queues.iter().all(Vec::is_empty) {
                     break;
                 }
             }
-            let rules = Rules { k, base_level, stamp: self.stamp, gate, width };
+            let rules = Rules { k, base_level, gate, width };
             let mut layers = self.layers(heights);
             layers.outputs = outputs.as_deref_mut();
             let turns = tiles::sweep(
@@ -194,20 +195,17 @@ impl Hydrology {
             self.rebuild_surface(heights);
             let (mut world, trees, times) = self.whole_map(heights, base_level, gate);
             world.outputs = outputs.as_deref_mut();
-            // Pools wider than a zone, and jumps longer than half a tile: one
-            // descent or flood each, in turn order.
+            // Pools wider than a zone, and jumps longer than half a tile: those
+            // particles live out their lives on the whole map, in turn order
+            // (one act each and back to the tiles sent particles to the same
+            // hollows beside a lake wider than a zone, sweep after sweep).
             for mut j in stuck {
-                match j.act(&mut world, times) {
-                    Act::Ended(end) => world.end(&mut j.particle, end),
-                    Act::Went => queues[layout.tile_of(j.particle.position)].push(j),
-                    Act::Refused => unreachable!("the whole map holds every read"),
-                }
+                let end = cycle(&mut world, &mut j, times);
+                world.end(&mut j.particle, end);
             }
-            end_batch(&mut world, params.trees, trees, &mut rng);
+            end_batch(&mut world, sweep_particles, params.trees, trees, &mut rng);
             world.flush();
             report.merge(&world.report);
-            let stamp = world.stamp;
-            self.stamp = stamp;
         }
         ticker.finish(report.erosion.droplets);
         Ok(report)
@@ -245,7 +243,6 @@ fn turn(rules: Rules<'_>, layers: &mut ZoneLayers, zone: Zone, queue: &[Journey]
         vegetation: &mut layers.vegetation,
         track: &mut layers.track,
         outputs: tiles::zone_tracks(&mut layers.outputs),
-        stamp: rules.stamp,
         scratch: &mut scratch,
         width: zone.width,
         height: zone.height,
@@ -253,6 +250,7 @@ fn turn(rules: Rules<'_>, layers: &mut ZoneLayers, zone: Zone, queue: &[Journey]
         report: HydrologyReport::default(),
         carry: 0.0,
         base_level: rules.base_level,
+        origin,
         reach: zone.reach,
         undo: Vec::new(),
         gate: zone_gate.gate(),
@@ -308,7 +306,7 @@ mod tests {
             (0..w * w).map(|i| if inside(i % w, i / w) { 0.3 } else { 0.8 }).collect();
         let mut pool: Vec<f32> = (0..w * w).map(|i| if inside(i % w, i / w) { 0.2 } else { 0.0 }).collect();
         let stream = alloc::vec![0.0; w * w];
-        let mut track = alloc::vec![0; w * w];
+        let mut track = alloc::vec![0.0; w * w];
         let layout = Layout::new(16, w, w);
         let zone = layout.zone(5);
         let layers = Layers {
@@ -324,7 +322,7 @@ mod tests {
 
     fn rules() -> Rules<'static> {
         let k = Constants::new(&HydrologyParams::default());
-        Rules { k, base_level: 0.3, stamp: 1, gate: Gate::default(), width: 64 }
+        Rules { k, base_level: 0.3, gate: Gate::default(), width: 64 }
     }
 
     fn bits(v: &[f32]) -> Vec<u32> {
@@ -364,7 +362,7 @@ mod tests {
         let mut heights: Vec<f32> = (0..w * w).map(|i| 0.1 + 0.01 * (i % w) as f32).collect();
         let mut pool: Vec<f32> = heights.iter().map(|&h| (0.22 - h).max(0.0)).collect();
         let stream = alloc::vec![0.0; w * w];
-        let mut track = alloc::vec![0; w * w];
+        let mut track = alloc::vec![0.0; w * w];
         let mut layers = Layers {
             heights: &mut heights,
             pool: &mut pool,
@@ -379,9 +377,10 @@ mod tests {
         assert_eq!((turn.passed.len(), turn.stuck.len()), (1, 0), "{:?}", turn.report.report);
         let p = turn.passed[0];
         assert!(p.steps_left < j.steps_left && p.particle.position.x < 30.5, "{p:?}");
-        // It ran into the lake (cells below 12) and stopped at the flood, which
+        // It ran to the lake (cells below 12, or cell 12 on its shore, level
+        // with it: a hollow, where it stalls) and stopped at the flood, which
         // would have reached past the zone's side (cell 8).
-        assert!((9.0..12.0).contains(&p.particle.position.x) && p.next == Next::Flood, "{p:?}");
+        assert!((9.0..13.0).contains(&p.particle.position.x) && p.next == Next::Flood, "{p:?}");
         assert!(turn.report.report.erosion.steps > 0);
     }
 }

@@ -38,8 +38,13 @@ pub(super) struct Constants {
     pub(super) stall_stream: f32,
     /// `stall_acceleration²`.
     pub(super) stall_acceleration2: f32,
+    pub(super) stall_in_pits: bool,
+    pub(super) open_border: bool,
     pub(super) sea_level: Option<f64>,
     pub(super) lrate: f32,
+    pub(super) channel_area: f32,
+    pub(super) outlet_erosion: f64,
+    pub(super) spill_speed: f32,
 }
 
 impl Constants {
@@ -62,8 +67,13 @@ impl Constants {
             spill: p.spill,
             stall_stream: p.stall_stream,
             stall_acceleration2: p.stall_acceleration * p.stall_acceleration,
+            stall_in_pits: p.stall_in_pits,
+            open_border: p.open_border,
             sea_level: p.sea_level.map(f64::from),
             lrate: p.lrate,
+            channel_area: p.channel_area,
+            outlet_erosion: f64::from(p.outlet_erosion),
+            spill_speed: p.spill_speed,
         }
     }
 }
@@ -118,11 +128,11 @@ pub(super) struct World<'a> {
     pub(super) surface: &'a mut [f32],
     pub(super) stream: &'a mut [f32],
     pub(super) vegetation: &'a mut [f32],
-    /// Stamp of the last batch that visited each cell.
-    pub(super) track: &'a mut [u32],
+    /// Water that crossed each cell in this batch (one particle's volume per
+    /// step it starts there).
+    pub(super) track: &'a mut [f32],
     /// The output layers' tracks, when the run records them.
     pub(super) outputs: Option<&'a mut [Track]>,
-    pub(super) stamp: u32,
     pub(super) scratch: &'a mut FloodScratch,
     pub(super) width: usize,
     pub(super) height: usize,
@@ -134,6 +144,9 @@ pub(super) struct World<'a> {
     /// The lowest terrain height when the run started: the level beyond the
     /// border that outlets erode down to (the `Physical` border rule).
     pub(super) base_level: f32,
+    /// Where these maps' first cell lies on the map: 0 for the whole map,
+    /// a tile's zone's corner for its turn (whole numbers).
+    pub(super) origin: Vec2,
     /// Which sides of these maps are the map's edges: all of them, or, for a
     /// tile's turn, those its zone shares with the map. A particle whose next
     /// read would go beyond the others is refused.
@@ -167,6 +180,15 @@ impl World<'_> {
         f64::from(self.heights[i]) + f64::from(self.pool[i])
     }
 
+    /// The pool depth at cell `i` for a water level `level`: rounded to the
+    /// nearest `f32`, so the stored level (`f64` height plus `f64` depth) lies
+    /// within half an ulp of the depth from `level`; 0 where the ground is
+    /// higher.
+    #[inline]
+    pub(super) fn depth_reaching(&self, i: usize, level: f64) -> f32 {
+        ((level - f64::from(self.heights[i])) as f32).max(0.0)
+    }
+
     /// Sets the pool depth of cell `i` to `depth` (at least 0), keeping the surface
     /// in step, and books the change. Returns the water added to the pool (negative:
     /// released).
@@ -198,6 +220,15 @@ impl World<'_> {
     /// `i` is a cell the gate admits (a particle only ever stands on one), so
     /// the deposit lands whole, as the gate would let it.
     pub(super) fn deposit(&mut self, i: usize, load: f64, water: &mut f64) {
+        let level = self.level(i);
+        self.deposit_under(i, load, level, water);
+    }
+
+    /// [`deposit`](Self::deposit) under a pool whose level is `level` (the
+    /// level a flood set it to): the cell's water is set to reach `level`
+    /// itself, so that repeated deposits do not walk its stored level away
+    /// from its neighbours' by rounding.
+    pub(super) fn deposit_under(&mut self, i: usize, load: f64, level: f64, water: &mut f64) {
         debug_assert!(self.gate.admits(i), "a deposit on masked cell {i}");
         let total = load + self.carry;
         let old = self.heights[i];
@@ -206,10 +237,10 @@ impl World<'_> {
             self.carry = total;
             return;
         }
-        let level = self.level(i);
         self.carry = total + self.set_height(i, new);
         if self.pool[i] > 0.0 {
-            *water -= self.set_pool(i, (level - f64::from(new)) as f32);
+            let depth = self.depth_reaching(i, level);
+            *water -= self.set_pool(i, depth);
         }
     }
 

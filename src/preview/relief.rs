@@ -16,7 +16,8 @@ pub struct Overlays<'a> {
     /// tinted water-blue, more strongly with depth up to
     /// [`Hillshade::water_depth`].
     pub water: Option<GridRef<'a>>,
-    /// Stream intensity per cell (Hydrology's time-averaged visits, 0 to 1). Drawn
+    /// Stream intensity per cell (Hydrology's stream map: 1 where its
+    /// `channel_area` drains, more downstream). Drawn
     /// as bright blue, with an ease-in-out of `stream / Hillshade::stream_full`
     /// as opacity.
     pub streams: Option<GridRef<'a>>,
@@ -62,7 +63,8 @@ pub struct Hillshade {
     pub ambient: f32,
     /// Water depth drawn fully opaque. Default 0.01 height units; range `(0, 1e30]`.
     pub water_depth: f32,
-    /// Stream intensity drawn fully opaque. Default 1; range `(0, 1e30]`.
+    /// Stream intensity drawn fully opaque. Default 3 (Hydrology's stream map
+    /// where about three times its `channel_area` drains); range `(0, 1e30]`.
     pub stream_full: f32,
 }
 
@@ -75,7 +77,7 @@ impl Default for Hillshade {
             sea_level: None,
             ambient: 0.35,
             water_depth: 0.01,
-            stream_full: 1.0,
+            stream_full: 3.0,
         }
     }
 }

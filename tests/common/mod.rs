@@ -29,6 +29,7 @@ pub fn lake_params() -> hydraulic_erosion::HydrologyParams {
         particles: 1_500,
         volume_factor: 2.0,
         deposition_rate: 0.0,
+        outlet_erosion: 0.0,
         stall_stream: 0.0,
         stall_acceleration: 1.0,
         trees: false,
