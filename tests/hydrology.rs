@@ -105,8 +105,8 @@ fn value_stability() {
     let hashes =
         [&map, h.pool(), h.stream(), h.vegetation()].map(|g| format!("{:016x}", common::map_hash(g)));
     eprintln!("{hashes:?} {report:?}");
-    assert_eq!(report.erosion.steps, 35_422);
-    assert_eq!(hashes, ["58960d52f888e15e", "92c60b970f669502", "b5deae53f5f120db", "b7efc424f85fa5c5"]);
+    assert_eq!(report.erosion.steps, 35_765);
+    assert_eq!(hashes, ["bc02437e1db8b70a", "f967c9cc36b734d2", "19ac21cb25b64c34", "20ea4579c427f925"]);
 }
 
 /// The article's two-lake scene, by hand: an upper basin whose rim has one low
@@ -763,7 +763,9 @@ fn spilling_water_cuts_the_sill_and_the_lake_drains_with_it() {
             }
         }
     }
-    // Spread over a delta where the channel enters, not heaped on one cell.
-    let (lo, hi) = settled.iter().fold((f32::INFINITY, 0.0_f32), |(lo, hi), &d| (lo.min(d), hi.max(d)));
-    assert!(settled.len() > 20 && hi < 3.0 * lo, "{} cells, {lo}..{hi}", settled.len());
+    // Spread over a delta where the channel enters, not heaped on one cell:
+    // no cell holds a twentieth of it.
+    let total: f32 = settled.iter().sum();
+    let hi = settled.iter().copied().fold(0.0_f32, f32::max);
+    assert!(settled.len() > 20 && hi < total / 20.0, "{} cells, largest {hi} of {total}", settled.len());
 }

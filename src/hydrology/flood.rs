@@ -194,7 +194,12 @@ impl World<'_> {
             }
             // Once the water level is a plane this flood has set, it is exact.
             let level_slack = if level == start_level { start_slack } else { 0.0 };
-            let Ok(fill) = self.fill(start, plane, level, level_slack) else {
+            // A particle stalled on dry ground tests its own level first: any
+            // outlet of that flat will do (it holds no pool to lower or to settle
+            // in), so the fill stops there, not after walking the whole flat (an
+            // island's sea floor: a walk of the whole sea for every particle).
+            let dry_flat = !wet && plane == start_level;
+            let Ok(fill) = self.fill(start, plane, level, level_slack, dry_flat) else {
                 return Flood::Refused;
             };
             let Fill { outlet, depth_sum, at_border } = fill;
@@ -464,8 +469,16 @@ impl World<'_> {
     /// the flood set in the scratch and returns what it found ([`Fill`]), or
     /// [`OutOfReach`] if the set reaches a side of a zone that is not the map's.
     /// `level_slack` is how far the water level itself may sit off its pool's
-    /// set level.
-    fn fill(&mut self, start: usize, plane: f64, level: f64, level_slack: f64) -> Result<Fill, OutOfReach> {
+    /// set level. With `first_outlet` it stops at the first outlet it finds
+    /// (its set and sums then partial).
+    fn fill(
+        &mut self,
+        start: usize,
+        plane: f64,
+        level: f64,
+        level_slack: f64,
+        first_outlet: bool,
+    ) -> Result<Fill, OutOfReach> {
         let (w, h) = (self.width, self.height);
         let reach = self.reach;
         // A pool at sea level and open to it sends any more water into the sea.
@@ -478,15 +491,18 @@ impl World<'_> {
         scratch.stack.push(start);
         scratch.visited[start] = epoch;
         let mut outlet: Option<(Outlet, f64)> = None;
-        let mut lower = |candidate: Outlet, at: f64| {
+        let lower = |outlet: &mut Option<(Outlet, f64)>, candidate: Outlet, at: f64| {
             if outlet.is_none_or(|(_, lowest)| at < lowest) {
-                outlet = Some((candidate, at));
+                *outlet = Some((candidate, at));
             }
         };
         let mut depth_sum = 0.0;
         let mut visits = 0;
         let mut at_border = false;
         while let Some(i) = scratch.stack.pop() {
+            if first_outlet && outlet.is_some() {
+                break;
+            }
             visits += 1;
             if !self.gate.admits(i) {
                 continue; // a masked cell is a wall: never pooled, never a drain
@@ -501,7 +517,7 @@ impl World<'_> {
                 continue; // a wall
             }
             if s + slack < level {
-                lower(Outlet::Cell(i), s);
+                lower(&mut outlet, Outlet::Cell(i), s);
                 continue; // a drain: no need to flood beyond it
             }
             scratch.set.push(i);
@@ -513,10 +529,10 @@ impl World<'_> {
                 }
                 at_border = true;
                 if let Some(sea) = sea {
-                    lower(Outlet::Sea, sea);
+                    lower(&mut outlet, Outlet::Sea, sea);
                 } else if open_border {
                     // Water at the border runs off the map over this cell.
-                    lower(Outlet::Sea, f64::from(self.heights[i]));
+                    lower(&mut outlet, Outlet::Sea, f64::from(self.heights[i]));
                 }
             }
             for (dx, dy) in NEIGHBOURS {

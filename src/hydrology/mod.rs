@@ -79,7 +79,9 @@ use crate::simulator::{RunOptions, Simulator};
 ///   sill and leaves it moving away from the pool (`spill_speed`; one that
 ///   spills to the same drain twice in a row first runs down the outlet, up to
 ///   8 cells); and the map border is open (`open_border`). Each is switchable
-///   back to the article.
+///   back to the article. A particle stalled on dry ground takes the first
+///   outlet its flat offers (it holds no pool), so a flood on an island's
+///   sea floor does not walk the whole sea.
 /// - The stream map is the water through each cell, so channel grading grows
 ///   with the drainage area instead of saturating where a cell is visited
 ///   every batch.
