@@ -71,8 +71,9 @@ pub struct HydrologyParams {
     /// stream map is the water that crossed a cell (one particle volume a step)
     /// per batch, times `cells / (particles in the batch * channel_area)`, so it
     /// grows with the drainage area instead of saturating at "visited". The
-    /// friction, evaporation, stall and tree rules read it clamped to
-    /// `[0, 1]`; channel grading reads it whole. Default 200; range
+    /// friction and evaporation rules read it clamped to `[0, 1]`; channel
+    /// grading, the stall rule (`stall_stream`) and the trees' thresholds read
+    /// it as it is. Default 200; range
     /// `[1e-3, 1e9]`.
     pub channel_area: f32,
     /// Outlet erosion: water spilling from a pool cuts the pool's sill (the
