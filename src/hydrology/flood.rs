@@ -199,9 +199,20 @@ impl World<'_> {
             // in), so the fill stops there, not after walking the whole flat (an
             // island's sea floor: a walk of the whole sea for every particle).
             let dry_flat = !wet && plane == start_level;
-            let Ok(fill) = self.fill(start, plane, level, level_slack, dry_flat) else {
+            let Ok(mut fill) = self.fill(start, plane, level, level_slack, dry_flat) else {
                 return Flood::Refused;
             };
+            if let (true, Some((outlet, outlet_level))) = (dry_flat, fill.outlet) {
+                let sill = self.sill_of(outlet, outlet_level, plane, level, level_slack).1;
+                if k.drainage > 0.0 && sill < level {
+                    // A pool at this level would drain: walk all of it, as
+                    // any other flood does, so all of it is lowered.
+                    let Ok(whole) = self.fill(start, plane, level, level_slack, false) else {
+                        return Flood::Refused;
+                    };
+                    fill = whole;
+                }
+            }
             let Fill { outlet, depth_sum, at_border } = fill;
             filled = true;
             let n = self.scratch.set.len() as f64;
