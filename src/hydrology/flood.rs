@@ -202,8 +202,11 @@ impl World<'_> {
             let Ok(mut fill) = self.fill(start, plane, level, level_slack, dry_flat) else {
                 return Flood::Refused;
             };
-            if let (true, Some((outlet, outlet_level))) = (dry_flat, fill.outlet) {
-                let sill = self.sill_of(outlet, outlet_level, plane, level, level_slack).1;
+            let sill_of = |world: &Self, fill: &Fill| {
+                fill.outlet.map(|(outlet, at)| world.sill_of(outlet, at, plane, level, level_slack))
+            };
+            let mut spill = sill_of(self, &fill);
+            if let (true, Some((_, sill))) = (dry_flat, spill) {
                 if k.drainage > 0.0 && sill < level {
                     // A pool at this level would drain: walk all of it, as
                     // any other flood does, so all of it is lowered.
@@ -211,14 +214,14 @@ impl World<'_> {
                         return Flood::Refused;
                     };
                     fill = whole;
+                    spill = sill_of(self, &fill);
                 }
             }
             let Fill { outlet, depth_sum, at_border } = fill;
             filled = true;
             let n = self.scratch.set.len() as f64;
-            if let Some((outlet, outlet_level)) = outlet {
-                // The pool drains towards the drain, but never below its sill.
-                let (sill_cell, sill) = self.sill_of(outlet, outlet_level, plane, level, level_slack);
+            // The pool drains towards the drain, but never below its sill.
+            if let (Some((outlet, outlet_level)), Some((sill_cell, sill))) = (outlet, spill) {
                 let volume = depth_sum * vf;
                 if plane > level {
                     if volume > p.water {
