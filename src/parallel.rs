@@ -138,8 +138,10 @@ impl ParallelParams {
 /// sequential runs with different seeds (4.3e-3). Turns are
 /// independent, so the result depends on the tile and sweep sizes, the mode and
 /// the seed, never on which thread ran which tile. Mass is conserved as in the
-/// single-core runs: each turn's books are exact and it places its own rounding
-/// remainder within its zone; droplets waiting between turns carry their load
+/// single-core runs: each turn's books are exact and it places what it can of
+/// its rounding remainder within its zone, handing the rest (below half a unit
+/// in the last place) back to be summed and placed on the whole map; droplets
+/// waiting between turns carry their load
 /// with them; a stopped run puts the load of every waiting droplet down where
 /// it stands.
 ///

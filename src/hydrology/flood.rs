@@ -132,15 +132,29 @@ impl World<'_> {
     /// water level only rises on a fill that succeeded (the original also raises
     /// it after a failed attempt, which makes the pool's own cells look like
     /// drains).
-    pub(super) fn flood(&mut self, p: &mut Particle) -> Flood {
+    ///
+    /// `last_spill` is the drain of the particle's last spill (map
+    /// coordinates; a spill sets it). A spill to that drain again means it
+    /// rolled back into the pool it left: this time it also runs down the
+    /// outlet ([`run_out`](Self::run_out)) when `spill_speed > 0`. In a zone,
+    /// a run-out that would leave it refuses the whole flood, so a tile's run
+    /// never cuts one short.
+    pub(super) fn flood(&mut self, p: &mut Particle, last_spill: &mut Option<Vec2>) -> Flood {
         if self.reach == Reach::WHOLE {
-            return self.flood_within(p);
+            let flood = self.flood_within(p);
+            if flood == Flood::Drain {
+                self.spill_on(p, last_spill);
+            }
+            return flood;
         }
         // In a zone: keep what the flood changes, to undo it if the pool turns
         // out wider than the zone.
         let (particle, report, carry) = (*p, self.report, self.carry);
         self.undo.clear();
-        let flood = self.flood_within(p);
+        let mut flood = self.flood_within(p);
+        if flood == Flood::Drain && !self.spill_on(p, last_spill) {
+            flood = Flood::Refused;
+        }
         if flood == Flood::Refused {
             while let Some((i, height, depth)) = self.undo.pop() {
                 self.heights[i] = height;
@@ -322,12 +336,26 @@ impl World<'_> {
         Flood::Failed
     }
 
+    /// Particle `p` just spilled to the drain it stands on: it runs out from
+    /// there if that was also its `last_spill`'s drain, which becomes this
+    /// one. Returns `false` (`last_spill` unchanged) if the run-out would go
+    /// beyond what the world holds.
+    fn spill_on(&mut self, p: &mut Particle, last_spill: &mut Option<Vec2>) -> bool {
+        let drain = p.position + self.origin;
+        if self.k.spill_speed > 0.0 && *last_spill == Some(drain) && !self.run_out(p) {
+            return false;
+        }
+        *last_spill = Some(drain);
+        true
+    }
+
     /// Moves a particle that spilled to a drain for the second time in a row
     /// down the steepest descent from it (the lowest lower neighbour on the
-    /// water surface), up to [`RUN_OUT`] cells, stopping at a pool, a hollow,
-    /// a masked cell or the edge of what the world holds; it moves on at
-    /// `spill_speed` along its last move. Nothing is eroded on the way.
-    pub(super) fn run_out(&mut self, p: &mut Particle) {
+    /// water surface), up to [`RUN_OUT`] cells, stopping at a pool, a hollow
+    /// or a masked cell; it moves on at `spill_speed` along its last move.
+    /// Nothing is eroded on the way. Returns `false`, the particle part way,
+    /// if the run would go on beyond what the world holds (a tile's zone).
+    fn run_out(&mut self, p: &mut Particle) -> bool {
         let (w, h) = (self.width, self.height);
         let mut at = self.index_of(p.position);
         for _ in 0..RUN_OUT {
@@ -344,13 +372,17 @@ impl World<'_> {
             }
             let (_, next, (dx, dy)) = lowest;
             let position = Vec2::new((next % w) as f32 + 0.5, (next / w) as f32 + 0.5);
-            if next == at || self.pool[next] > 0.0 || !self.holds(position) {
+            if next == at || self.pool[next] > 0.0 {
                 break;
+            }
+            if !self.holds(position) {
+                return false;
             }
             at = next;
             p.position = position;
             p.velocity = Vec2::new(dx as f32, dy as f32).normalize_or_zero() * self.k.spill_speed;
         }
+        true
     }
 
     /// Puts `load` down evenly over the cells of the flood set that hold this

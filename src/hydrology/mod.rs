@@ -452,9 +452,9 @@ struct Journey {
     particle: Particle,
     steps_left: u32,
     spills: u32,
-    /// Where its last spill put it (in the coordinates of the world it was
-    /// in): a spill to the same drain again means it rolled back into the
-    /// pool it left.
+    /// The drain of its last spill, in map coordinates (the same in every
+    /// tile's zone): a spill to the same drain again means it rolled back
+    /// into the pool it left.
     last_spill: Option<Vec2>,
     next: Next,
 }
@@ -509,7 +509,7 @@ impl Journey {
             };
         }
         let mark = Mark::now();
-        let flood = world.flood(p);
+        let flood = world.flood(p, &mut self.last_spill);
         times.flood_seconds += mark.seconds();
         match flood {
             Flood::Placed => Act::Ended(End::Pooled),
@@ -521,14 +521,6 @@ impl Journey {
                 if self.spills >= world.k.spill {
                     return Act::Ended(End::SpillLimited);
                 }
-                // In map coordinates, so that it holds across tiles' zones.
-                let drain = p.position + world.origin;
-                if self.last_spill == Some(drain) && world.k.spill_speed > 0.0 {
-                    // It rolled back into the pool it left: this time it runs
-                    // down the outlet before it descends.
-                    world.run_out(p);
-                }
-                self.last_spill = Some(drain);
                 self.next = Next::Descend;
                 Act::Went
             }

@@ -3,8 +3,11 @@
 //! and water track); a particle goes on until its next step, or its flood,
 //! would read beyond the zone, and then waits, as it stands, for the next turn
 //! of the tile it stands in (one that cannot go on in any zone lives out its
-//! life on the whole map at the end of the sweep). Each sweep is one batch of the stream map and the trees,
-//! which take it in on the whole map between sweeps.
+//! life on the whole map at the end of the sweep). Each sweep that starts
+//! particles is one batch of the stream map and the trees, which take it in on
+//! the whole map between sweeps; the last batch also holds the water of the
+//! sweeps that run the particles still in flight, and is taken in when they
+//! have all ended.
 
 use alloc::vec::Vec;
 
@@ -81,11 +84,13 @@ impl Zoned for Layers<'_> {
     }
 }
 
-/// A turn's books.
+/// A turn's books, with the rounding remainder its zone could not place
+/// (below half a unit in the last place of every cell it could go on).
 #[derive(Default)]
 struct Books {
     report: HydrologyReport,
     times: PhaseTimes,
+    remainder: f64,
 }
 
 /// What every turn of a sweep shares.
@@ -141,10 +146,20 @@ impl Hydrology {
         let mut report = HydrologyReport::default();
         let mut spawned = 0u64;
         let mut round = 0u64;
+        // What the zones and the whole map could not place yet: summed, it can
+        // reach a unit in the last place that no zone's share did, so it goes
+        // on with the whole map's books (one remainder, as in a sequential run).
+        let mut remainder = 0.0;
+        // Particles started since the stream map last took in its track: once
+        // all have started, the sweeps that run the rest in flight add their
+        // water to the last batch, taken in when every particle has ended (a
+        // sweep with no new particles would scale its water by nothing).
+        let mut unbatched = 0;
         loop {
             if ticker.should_stop(report.erosion.droplets) {
                 // Everything under way ends where it stands.
                 let (mut world, _, _) = self.whole_map(heights, base_level, gate);
+                world.carry = remainder;
                 for mut j in queues.iter_mut().flat_map(|q| q.drain(..)) {
                     world.end(&mut j.particle, End::Stopped);
                 }
@@ -188,6 +203,7 @@ impl Hydrology {
             let times = &mut self.times;
             let stuck = tiles::settle(&layout, turns, &mut queues, |books| {
                 report.merge(&books.report);
+                remainder += books.remainder;
                 times.descend_seconds += books.times.descend_seconds;
                 times.flood_seconds += books.times.flood_seconds;
             });
@@ -195,6 +211,7 @@ impl Hydrology {
             self.rebuild_surface(heights);
             let (mut world, trees, times) = self.whole_map(heights, base_level, gate);
             world.outputs = outputs.as_deref_mut();
+            world.carry = remainder;
             // Pools wider than a zone, and jumps longer than half a tile: those
             // particles live out their lives on the whole map, in turn order
             // (one act each and back to the tiles sent particles to the same
@@ -203,8 +220,13 @@ impl Hydrology {
                 let end = cycle(&mut world, &mut j, times);
                 world.end(&mut j.particle, end);
             }
-            end_batch(&mut world, sweep_particles, params.trees, trees, &mut rng);
+            unbatched += sweep_particles;
+            if spawned < total || queues.iter().all(Vec::is_empty) {
+                end_batch(&mut world, unbatched, params.trees, trees, &mut rng);
+                unbatched = 0;
+            }
             world.flush();
+            remainder = world.carry;
             report.merge(&world.report);
         }
         ticker.finish(report.erosion.droplets);
@@ -288,36 +310,38 @@ fn turn(rules: Rules<'_>, layers: &mut ZoneLayers, zone: Zone, queue: &[Journey]
         }
     }
     world.flush();
-    Turn { report: Books { report: world.report, times }, passed, stuck }
+    Turn { report: Books { report: world.report, times, remainder: world.carry }, passed, stuck }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::hydrology::HydrologyParams;
+    use crate::hydrology::flood::Flood;
+
+    /// Tile 5's zone (tiles of 16 on a 64 x 64 map: cells 8..40 on both
+    /// axes) and its copy of `heights` and `pool` (no stream, vegetation or
+    /// track).
+    fn zone_copy(heights: &mut [f32], pool: &mut [f32]) -> (ZoneLayers, Zone) {
+        let w: usize = 64;
+        let stream = alloc::vec![0.0; w * w];
+        let mut track = alloc::vec![0.0; w * w];
+        let zone = Layout::new(16, w, w).zone(5);
+        let layers =
+            Layers { heights, pool, stream: &stream, vegetation: &stream, track: &mut track, outputs: None };
+        (layers.copy_in(&zone, w), zone)
+    }
 
     /// A 64 x 64 map: a lake 40 cells across (level 0.5 over ground at 0.3)
     /// in a bowl, and the layers of one tile's zone (tiles of 16, tile 5: its
     /// zone is cells 8..40 on both axes, all inside the lake's square).
     fn lake_zone() -> (ZoneLayers, Zone) {
-        let w = 64;
+        let w: usize = 64;
         let inside = |x: usize, y: usize| (12..52).contains(&x) && (12..52).contains(&y);
         let mut heights: Vec<f32> =
             (0..w * w).map(|i| if inside(i % w, i / w) { 0.3 } else { 0.8 }).collect();
         let mut pool: Vec<f32> = (0..w * w).map(|i| if inside(i % w, i / w) { 0.2 } else { 0.0 }).collect();
-        let stream = alloc::vec![0.0; w * w];
-        let mut track = alloc::vec![0.0; w * w];
-        let layout = Layout::new(16, w, w);
-        let zone = layout.zone(5);
-        let layers = Layers {
-            heights: &mut heights,
-            pool: &mut pool,
-            stream: &stream,
-            vegetation: &stream,
-            track: &mut track,
-            outputs: None,
-        };
-        (layers.copy_in(&zone, w), zone)
+        zone_copy(&mut heights, &mut pool)
     }
 
     fn rules() -> Rules<'static> {
@@ -350,28 +374,79 @@ mod tests {
         assert_eq!(turn.report.report, HydrologyReport::default());
     }
 
+    /// A pool full to its sill at (34, 20), in a valley along row 20 falling
+    /// east, spills east to (36, 20), 3 cells from the high x side of tile
+    /// 5's zone (cells 8..40). A particle that spilled to that drain before
+    /// runs out 8 cells from it, beyond the zone: the turn refuses the whole
+    /// flood (undone to the last bit, the particle stuck), and on the whole
+    /// map the run-out goes its full length.
+    #[test]
+    fn a_run_out_beyond_the_zone_refuses_the_flood() {
+        let w: usize = 64;
+        let mut heights: Vec<f32> = (0..w * w)
+            .map(|i| 1.0 - 0.01 * (i % w) as f32 + 0.02 * (i / w).abs_diff(20_usize) as f32)
+            .collect();
+        let hollow = 20 * w + 34;
+        heights[hollow] = 0.5;
+        let mut pool = alloc::vec![0.0; w * w];
+        // Exact (Sterbenz): the pool's surface is the sill's height.
+        pool[hollow] = heights[hollow + 1] - 0.5;
+        let (copy, zone) = zone_copy(&mut heights, &mut pool);
+        let mut j = Journey::new(Vec2::new(34.5, 20.5), &rules().k);
+        j.next = Next::Flood;
+        let drain = Vec2::new(36.5, 20.5);
+        // A first spill: it goes on from the drain, which it remembers.
+        let first = turn(rules(), &mut copy_of(&copy), zone, &[j]);
+        assert_eq!((first.passed.len(), first.stuck.len()), (1, 0), "{:?}", first.report.report);
+        assert_eq!(first.passed[0].last_spill, Some(drain));
+        assert_eq!(first.report.report.drains, 1);
+        // The same flood by a particle whose last spill went there too.
+        j.last_spill = Some(drain);
+        let mut again = copy_of(&copy);
+        let second = turn(rules(), &mut again, zone, &[j]);
+        assert_eq!((second.passed.len(), second.stuck.len()), (0, 1));
+        let back = second.stuck[0];
+        assert_eq!(
+            (back.particle.position, back.last_spill, back.next),
+            (j.particle.position, Some(drain), Next::Flood)
+        );
+        assert_eq!((bits(&again.heights), bits(&again.pool)), (bits(&copy.heights), bits(&copy.pool)));
+        assert_eq!(second.report.report, HydrologyReport::default());
+        // On the whole map it spills and runs out 8 cells down the valley.
+        let mut h = Hydrology::new(HydrologyParams::default(), w, w).unwrap();
+        h.pool.cells_mut().copy_from_slice(&pool);
+        h.rebuild_surface(&heights);
+        let (mut world, _, _) = h.whole_map(&mut heights, 0.3, Gate::default());
+        let mut p = j.particle;
+        let mut last = Some(drain);
+        assert_eq!(world.flood(&mut p, &mut last), Flood::Drain);
+        assert_eq!(p.position, Vec2::new(44.5, 20.5), "{p:?}");
+        assert_eq!(last, Some(drain));
+    }
+
+    /// A fresh copy of a zone's layers.
+    fn copy_of(layers: &ZoneLayers) -> ZoneLayers {
+        ZoneLayers {
+            heights: layers.heights.clone(),
+            pool: layers.pool.clone(),
+            surface: layers.surface.clone(),
+            stream: layers.stream.clone(),
+            vegetation: layers.vegetation.clone(),
+            track: layers.track.clone(),
+            outputs: Vec::new(),
+        }
+    }
+
     /// Rain on dry ground inside the zone runs there; a particle that then
     /// reaches the lake and floods it comes back passed (it moved), not stuck.
     #[test]
     fn a_particle_that_moved_is_passed() {
-        let w = 64;
-        let layout = Layout::new(16, w, w);
-        let zone = layout.zone(5);
+        let w: usize = 64;
         // A slope down towards low x, into a lake at level 0.22 that reaches
         // beyond the zone's low x side.
         let mut heights: Vec<f32> = (0..w * w).map(|i| 0.1 + 0.01 * (i % w) as f32).collect();
         let mut pool: Vec<f32> = heights.iter().map(|&h| (0.22 - h).max(0.0)).collect();
-        let stream = alloc::vec![0.0; w * w];
-        let mut track = alloc::vec![0.0; w * w];
-        let mut layers = Layers {
-            heights: &mut heights,
-            pool: &mut pool,
-            stream: &stream,
-            vegetation: &stream,
-            track: &mut track,
-            outputs: None,
-        }
-        .copy_in(&zone, w);
+        let (mut layers, zone) = zone_copy(&mut heights, &mut pool);
         let j = Journey::new(Vec2::new(30.5, 20.5), &rules().k);
         let turn = turn(rules(), &mut layers, zone, &[j]);
         assert_eq!((turn.passed.len(), turn.stuck.len()), (1, 0), "{:?}", turn.report.report);

@@ -108,12 +108,15 @@ where
     let layout = Layout::new(tile, width, height);
     let mut queues: Vec<Vec<Waiting>> = (0..layout.tiles()).map(|_| Vec::new()).collect();
     let (mut spawned, mut round, mut unrefreshed) = (0u64, 0u64, 0u64);
+    // What the zones could not place: summed, it can reach a unit in the last
+    // place that no zone's share did, so it goes on the whole map at the end.
+    let mut remainder = 0.0;
     loop {
         if ticker.should_stop(report.droplets) {
             let in_flight = queues.iter_mut().flat_map(|q| q.drain(..)).map(|w| w.droplet);
             report.merge(&super::tiled::stop_in_flight(map, k, gate, in_flight));
             report.cancelled = true;
-            settle_pits(&rules, &before, map, &mut report);
+            finish(&rules, &before, map, &mut report, remainder);
             return Ok(report);
         }
         if spawned < total {
@@ -127,7 +130,7 @@ where
             // Fewer starts than asked: no droplet can start any more.
             spawned = if drawn < count { total } else { spawned + count };
         } else if queues.iter().all(Vec::is_empty) {
-            settle_pits(&rules, &before, map, &mut report);
+            finish(&rules, &before, map, &mut report, remainder);
             return Ok(report);
         }
         round += 1;
@@ -140,7 +143,10 @@ where
             &mut queues,
             &|copy: &mut ZoneCopy, zone, queue: &[Waiting]| turn(&rules, copy, zone, queue),
         );
-        let stuck = tiles::settle(&layout, turns, &mut queues, |r| report.merge(&r));
+        let stuck = tiles::settle(&layout, turns, &mut queues, |(r, left)| {
+            report.merge(&r);
+            remainder += left;
+        });
         if !stuck.is_empty() {
             // Steps that would read beyond a fresh zone: one each on the whole
             // map, in order.
@@ -155,7 +161,9 @@ where
                     None => queues[layout.tile_of(d.position)].push(Waiting { droplet: d, age: walk.age }),
                 }
             }
+            eroder.carry = remainder;
             eroder.flush_anywhere();
+            remainder = eroder.carry;
             report.merge(&eroder.report);
         }
         unrefreshed += report.droplets - ended;
@@ -178,21 +186,26 @@ fn sweep_cap(cells: usize, refresh: u32) -> u64 {
     (cells as u64 / 32).max(u64::from(refresh))
 }
 
-/// Settles the pits the run made (`before`: the map as it found it) at its
-/// end, when the channels ask for it: on the whole map after every tile, so
-/// the same bits on any number of threads.
-fn settle_pits<St: AsRef<[f32]> + AsMut<[f32]>>(
+/// The run's end: places the zones' summed rounding `remainder` and settles
+/// the pits the run made (`before`: the map as it found it), when the
+/// channels ask for it: on the whole map after every tile, so the same bits
+/// on any number of threads.
+fn finish<St: AsRef<[f32]> + AsMut<[f32]>>(
     rules: &Rules,
     before: &[f32],
     map: &mut Grid<St>,
     report: &mut ErosionReport,
+    remainder: f64,
 ) {
     if rules.channels.settle_pits {
         let extras = Extras { tracks: None, gate: rules.gate, starts: None };
         let mut eroder = Eroder::new(map.view_mut(), rules.k, EightFacet).with_extras(extras);
         eroder.settle_pits(before);
+        eroder.carry += remainder;
         eroder.flush_anywhere();
         report.merge(&eroder.report);
+    } else if let Some((old, new)) = rules.gate.flush(map.cells_mut(), remainder) {
+        report.book(old, new);
     }
 }
 
@@ -200,13 +213,14 @@ fn settle_pits<St: AsRef<[f32]> + AsMut<[f32]>>(
 type ZoneCopy = ((Vec<f32>, Vec<FlowCell>), Vec<Track>);
 
 /// One tile's turn: runs `queue` in order on `copy`, its zone of the terrain
-/// and of the flow maps' cells, and returns what became of the droplets.
+/// and of the flow maps' cells, and returns what became of the droplets and
+/// the rounding remainder the zone could not place.
 fn turn(
     rules: &Rules,
     ((heights, cells), tracks): &mut ZoneCopy,
     zone: Zone,
     queue: &[Waiting],
-) -> Turn<Waiting, ErosionReport> {
+) -> Turn<Waiting, (ErosionReport, f64)> {
     let origin = Vec2::new(zone.x0 as f32, zone.y0 as f32);
     let mut flow = FlowMaps::zone(rules.channels, core::mem::take(cells));
     let grid = Grid::new_unchecked(zone.width, zone.height, heights.as_mut_slice());
@@ -234,10 +248,11 @@ fn turn(
             }
         }
     }
-    // The zone is this turn's alone: its remainder goes on its own cells.
+    // The zone is this turn's alone: its remainder goes on its own cells,
+    // and what they cannot take goes back to the caller.
     eroder.flush_anywhere();
     *cells = flow.into_cells();
-    Turn { report: eroder.report, passed, stuck }
+    Turn { report: (eroder.report, eroder.carry), passed, stuck }
 }
 
 #[cfg(test)]

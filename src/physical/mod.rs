@@ -543,7 +543,7 @@ struct Eroder<'m, S> {
     report: ErosionReport,
     /// Sediment a final deposit could not place exactly (f32 rounding), put down
     /// with the next one.
-    carry: f64,
+    pub(super) carry: f64,
     /// The lowest height on the map when the run started: the level beyond the
     /// border that outlets erode down to and no further.
     base_level: f32,

@@ -87,10 +87,19 @@ where
     let mut queues: Vec<Vec<Waiting>> = (0..layout.tiles()).map(|_| Vec::new()).collect();
     let mut spawned = 0u64;
     let mut round = 0u64;
+    // What the zones could not place: summed, it can reach a unit in the last
+    // place that no zone's share did, so it goes on the whole map at the end.
+    let mut remainder = 0.0;
+    let place = |map: &mut Grid<St>, report: &mut ErosionReport, remainder: f64| {
+        if let Some((old, new)) = gate.flush(map.cells_mut(), remainder) {
+            report.book(old, new);
+        }
+    };
     loop {
         if ticker.should_stop(report.droplets) {
             let in_flight = queues.iter_mut().flat_map(|q| q.drain(..)).map(|w| w.droplet);
             report.merge(&stop_in_flight(map, k, gate, in_flight));
+            place(map, &mut report, remainder);
             report.cancelled = true;
             return report;
         }
@@ -110,6 +119,7 @@ where
             // Fewer starts than asked: no droplet can start any more.
             spawned = if drawn < count { total } else { spawned + count };
         } else if queues.iter().all(Vec::is_empty) {
+            place(map, &mut report, remainder);
             return report;
         }
         round += 1;
@@ -123,7 +133,10 @@ where
                 turn(&rules, copy, zone, queue, park)
             },
         );
-        let stuck = tiles::settle(&layout, turns, &mut queues, |r| report.merge(&r));
+        let stuck = tiles::settle(&layout, turns, &mut queues, |(r, left)| {
+            report.merge(&r);
+            remainder += left;
+        });
         if !stuck.is_empty() {
             // Jumps longer than half a tile: one step each on the whole map, in
             // order.
@@ -144,7 +157,9 @@ where
                     }),
                 }
             }
+            eroder.carry = remainder;
             eroder.flush_anywhere();
+            remainder = eroder.carry;
             report.merge(&eroder.report);
         }
     }
@@ -171,15 +186,16 @@ where
 }
 
 /// One tile's turn: runs `queue` in order on `cells`, a copy of its zone, and
-/// returns what became of the droplets; `park` lets lockstep lanes stop early
-/// (see [`Feed::park`]).
+/// returns what became of the droplets and the rounding remainder the zone
+/// could not place; `park` lets lockstep lanes stop early (see
+/// [`Feed::park`]).
 fn turn(
     rules: &Rules,
     (cells, tracks): &mut (Vec<f32>, Vec<Track>),
     zone: Zone,
     queue: &[Waiting],
     park: bool,
-) -> Turn<Waiting, ErosionReport> {
+) -> Turn<Waiting, (ErosionReport, f64)> {
     let Rules { k, base_level, lockstep, gate, width } = *rules;
     let origin = Vec2::new(zone.x0 as f32, zone.y0 as f32);
     let keep_cell = gate.masks();
@@ -212,9 +228,10 @@ fn turn(
             }
         }
     }
-    // The zone is this turn's alone: its remainder goes on its own cells.
+    // The zone is this turn's alone: its remainder goes on its own cells,
+    // and what they cannot take goes back to the caller.
     eroder.flush_anywhere();
-    Turn { report: eroder.report, passed: feed.passed, stuck: feed.stuck }
+    Turn { report: (eroder.report, eroder.carry), passed: feed.passed, stuck: feed.stuck }
 }
 
 /// A tile's queue as a lockstep feed: droplets in queue order, in zone
@@ -295,7 +312,7 @@ mod tests {
             assert_eq!(out.passed.len(), 1);
             let (p, age) = (out.passed[0].droplet.position, out.passed[0].age);
             assert!(p.x < 24.5 && p.y < 24.5 && p.min_element() >= 9.0 && age > 0, "{p} {age}");
-            assert_eq!(out.report.droplets, 0);
+            assert_eq!(out.report.0.droplets, 0);
         }
     }
 }
