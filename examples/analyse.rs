@@ -4,7 +4,7 @@
 //! `hydraulic_erosion::analysis`).
 //!
 //! ```text
-//! cargo run --release --example analyse -- FILE [--cell-size S] [--channel-area A] [--sea-level H] [--time]
+//! cargo run --release --example analyse -- FILE [--cell-size S] [--channel-area A] [--sea-level H] [--beta-max F] [--time]
 //! cargo run --release --example analyse -- --fbm SIZE SEED | --island SIZE SEED
 //! ```
 //!
@@ -13,7 +13,9 @@
 //! cell at or below height `H` (in the map's units) sea, an outlet like the
 //! border, and measures the land only; without it every cell is land. An
 //! `--island` map's sea lies flat at 0: pass `--sea-level 0` to measure its land
-//! (nothing sets it by itself). `--time` prints the time taken to stderr.
+//! (nothing sets it by itself). `--beta-max F` fits β up to drainage areas of
+//! `F` of the map (default 0.01, `AnalysisOptions::exceedance_max_fraction`).
+//! `--time` prints the time taken to stderr.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -39,6 +41,7 @@ fn parse() -> Result<(Heightmap, String, AnalysisOptions, bool), String> {
                 }
                 options.sea_level = Some(level);
             }
+            "--beta-max" => options.exceedance_max_fraction = number(args.next(), "--beta-max")?,
             "--time" => time = true,
             "--fbm" | "--island" => {
                 let size = number(args.next(), &arg)? as usize;
@@ -47,7 +50,7 @@ fn parse() -> Result<(Heightmap, String, AnalysisOptions, bool), String> {
                 map = Some(generated.map_err(|e| e.to_string())?);
                 name = format!("{}:{size}:{seed}", &arg[2..]);
             }
-            "--help" | "-h" => return Err("usage: analyse FILE | --fbm SIZE SEED | --island SIZE SEED [--cell-size S] [--channel-area A] [--sea-level H] [--time]".into()),
+            "--help" | "-h" => return Err("usage: analyse FILE | --fbm SIZE SEED | --island SIZE SEED [--cell-size S] [--channel-area A] [--sea-level H] [--beta-max F] [--time]".into()),
             path => {
                 map = Some(read_heightmap(path, &ReadOptions::default()).map_err(|e| format!("{path}: {e}"))?);
                 name = path.into();
