@@ -191,6 +191,7 @@ fn override_field(mut p: ErosionParams, set: &str) -> Result<ErosionParams, Stri
         "channels.capacity" => c.capacity = v,
         "channels.discharge_gain" => c.discharge_gain = v,
         "channels.channel_area" => c.channel_area = v,
+        "channels.river_area" => c.river_area = v,
         "channels.cell_size" => c.cell_size = v,
         "channels.discharge_rate" => c.discharge_rate = v,
         "channels.refresh" => c.refresh = v as u32,

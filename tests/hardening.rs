@@ -213,16 +213,19 @@ fn arb_channels() -> impl Strategy<Value = Channels> {
         ],
         [ranged(0.0, 1.0, true), ranged(0.0, 1.0, false), ranged(0.0, 100.0, false), ranged(0.0, 8.0, false)],
         prop_oneof![1u32..=10, Just(Channels::MAX_REFRESH), Just(2048)],
+        ranged(0.0, 1e30, true),
     )
         .prop_map(
             |(
                 [capacity, discharge_gain, channel_area, cell_size],
                 [discharge_rate, channel_relief, momentum, brush_radius],
                 refresh,
+                river_area,
             )| Channels {
                 capacity,
                 discharge_gain,
                 channel_area,
+                river_area,
                 cell_size,
                 discharge_rate,
                 refresh,

@@ -43,6 +43,10 @@ pub(super) struct FlowCell {
     channel: f32,
     /// The water that crossed the cell since the last refresh.
     water: f32,
+    /// The capacity gain `discharge_gain * channel * r` as of the last
+    /// refresh (`r` the river growth, see [`Channels::river_area`]): the
+    /// capacity is multiplied by `1 + gain`.
+    gain: f32,
     /// The discharge: water per droplet of rain per cell (moving average).
     discharge: f32,
     /// The mean flow: water times velocity on the discharge's scale (moving
@@ -67,6 +71,8 @@ pub(super) struct FlowMaps {
     reach: usize,
     /// `cell_size² / channel_area`.
     per_area: f32,
+    /// `river_area / channel_area`: where the river growth stops.
+    river: f32,
     /// `cell_size²`: a cell's area, turning the maps' per-cell discharge and
     /// flow into the unit area's for the steering.
     cell_area: f32,
@@ -128,6 +134,7 @@ impl FlowMaps {
             reach: if brush.len() > 1 { reach } else { 0 },
             brush,
             per_area: c.cell_size * c.cell_size / c.channel_area,
+            river: c.river_area / c.channel_area,
             cell_area: c.cell_size * c.cell_size,
             since_refresh: 0,
             frozen: false,
@@ -167,7 +174,12 @@ impl FlowMaps {
         };
         for cell in &mut self.cells {
             cell.discharge = keep * cell.discharge + gain * cell.water;
-            cell.channel = erf(cell.discharge * self.per_area);
+            let area = cell.discharge * self.per_area;
+            cell.channel = erf(area);
+            // `r` stays 1 (the gain of `e` alone) up to `channel_area`, and
+            // everywhere when `river_area` is no larger.
+            let river = if self.river > 1.0 { math::sqrt(area.max(1.0).min(self.river)) } else { 1.0 };
+            cell.gain = self.c.discharge_gain * cell.channel * river;
             cell.water = 0.0;
             let (flow, track) = (cell.flow, cell.track);
             cell.flow = [keep * flow[0] + gain * track[0], keep * flow[1] + gain * track[1]];
@@ -226,7 +238,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
         let here = y * w + x;
         let grid = GridRef::new_unchecked(w, self.height, &*self.cells);
         let n = sampler.normal_in_cell(&grid, d.position, x, y, k.height_scale);
-        let FlowCell { channel, discharge, flow: [flow_x, flow_y], .. } = flow.cells[here];
+        let FlowCell { channel, discharge, gain, flow: [flow_x, flow_y], .. } = flow.cells[here];
         let accel = k.dt / (k.density * d.water);
         let mut vx = d.velocity.x + n.x * accel;
         let mut vy = d.velocity.y + n.z * accel;
@@ -282,8 +294,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
         // The load the droplet can carry: proportional to its water and the drop
         // of its one-cell step, not to its speed (a one-cell step's drop is the
         // slope; speed would count the slope twice and starve slow channels).
-        let capacity =
-            (c.capacity * d.water * (h_here - h_next) * (1.0 + c.discharge_gain * channel)).max(0.0);
+        let capacity = (c.capacity * d.water * (h_here - h_next) * (1.0 + gain)).max(0.0);
         let change = f64::from(k.dt_kd) * (f64::from(capacity) - d.sediment);
         if change > 0.0 {
             // The next cell on the map is a neighbour (one-cell steps), so the
@@ -491,7 +502,51 @@ pub(super) fn run_interleaved<S: NormalSampler + Clone>(
 
 #[cfg(test)]
 mod tests {
-    use super::erf;
+    use super::{FlowMaps, erf};
+    use crate::Channels;
+    use crate::math;
+    use alloc::vec::Vec;
+
+    /// The capacity gain a refresh sets: `discharge_gain * e * r`, the river
+    /// growth `r` 1 up to `channel_area`, then the square root of the area in
+    /// channel areas, up to `river_area`.
+    #[test]
+    fn the_gain_grows_with_the_river_up_to_river_area() {
+        let gains = |river_area: f32| {
+            // One refresh of rate 1 after one droplet: each cell's discharge is
+            // its water times the 4 cells, in channel areas of 1 cell.
+            let c = Channels {
+                discharge_rate: 1.0,
+                refresh: 1,
+                channel_area: 1.0,
+                river_area,
+                ..Channels::default()
+            };
+            let mut maps = FlowMaps::new(c, 4).unwrap();
+            for (cell, water) in maps.cells.iter_mut().zip([0.0, 0.125, 0.5, 2.25]) {
+                cell.water = water;
+            }
+            maps.refresh(1);
+            maps.cells.iter().map(|cell| (cell.discharge, cell.gain)).collect::<Vec<_>>()
+        };
+        let g = Channels::default().discharge_gain;
+        assert_eq!(
+            gains(4.0),
+            [
+                (0.0, 0.0),
+                (0.5, g * erf(0.5)),
+                (2.0, g * erf(2.0) * math::sqrt(2.0)),
+                (9.0, g * erf(9.0) * 2.0)
+            ]
+        );
+        // No growth when `river_area` is at most `channel_area`.
+        for river_area in [1.0, 0.5] {
+            assert_eq!(
+                gains(river_area),
+                [(0.0, 0.0), (0.5, g * erf(0.5)), (2.0, g * erf(2.0)), (9.0, g * erf(9.0))]
+            );
+        }
+    }
 
     #[test]
     fn erf_is_within_its_stated_error() {
