@@ -161,7 +161,7 @@ where
                     None => queues[layout.tile_of(d.position)].push(Waiting { droplet: d, age: walk.age }),
                 }
             }
-            eroder.carry = remainder;
+            eroder.carry += remainder;
             eroder.flush_anywhere();
             remainder = eroder.carry;
             report.merge(&eroder.report);

@@ -157,7 +157,7 @@ where
                     }),
                 }
             }
-            eroder.carry = remainder;
+            eroder.carry += remainder;
             eroder.flush_anywhere();
             remainder = eroder.carry;
             report.merge(&eroder.report);
