@@ -136,13 +136,14 @@ impl World<'_> {
     /// `last_spill` is the drain of the particle's last spill (map
     /// coordinates; a spill sets it). A spill to that drain again means it
     /// rolled back into the pool it left: this time it also runs down the
-    /// outlet ([`run_out`](Self::run_out)) when `spill_speed > 0`. In a zone,
-    /// a run-out that would leave it refuses the whole flood, so a tile's run
-    /// never cuts one short.
-    pub(super) fn flood(&mut self, p: &mut Particle, last_spill: &mut Option<Vec2>) -> Flood {
+    /// outlet ([`run_out`](Self::run_out)) when `spill_speed > 0`, unless
+    /// this spill is its `last` (it ends at the drain). In a zone, a run-out
+    /// that would leave it refuses the whole flood, so a tile's run never cuts
+    /// one short.
+    pub(super) fn flood(&mut self, p: &mut Particle, last_spill: &mut Option<Vec2>, last: bool) -> Flood {
         if self.reach == Reach::WHOLE {
             let flood = self.flood_within(p);
-            if flood == Flood::Drain {
+            if flood == Flood::Drain && !last {
                 self.spill_on(p, last_spill);
             }
             return flood;
@@ -152,7 +153,7 @@ impl World<'_> {
         let (particle, report, carry) = (*p, self.report, self.carry);
         self.undo.clear();
         let mut flood = self.flood_within(p);
-        if flood == Flood::Drain && !self.spill_on(p, last_spill) {
+        if flood == Flood::Drain && !last && !self.spill_on(p, last_spill) {
             flood = Flood::Refused;
         }
         if flood == Flood::Refused {

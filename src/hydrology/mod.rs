@@ -509,7 +509,9 @@ impl Journey {
             };
         }
         let mark = Mark::now();
-        let flood = world.flood(p, &mut self.last_spill);
+        // A spill that reaches the spill limit ends the particle at the drain.
+        let last = self.spills + 1 >= world.k.spill;
+        let flood = world.flood(p, &mut self.last_spill, last);
         times.flood_seconds += mark.seconds();
         match flood {
             Flood::Placed => Act::Ended(End::Pooled),
