@@ -149,6 +149,7 @@ impl World<'_> {
             let keep = 1.0 - k.dt_evaporation * (1.0 - 0.2 * stream);
             let left = p.water * f64::from(keep);
             self.report.evaporated += p.water - left;
+            self.report.water_moved += (p.water - left).abs();
             p.water = left;
 
             if self.pool[next] > 0.0 {

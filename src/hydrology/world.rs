@@ -200,6 +200,7 @@ impl World<'_> {
         self.surface[i] = self.heights[i] + new;
         let added = (f64::from(new) - f64::from(old)) * self.k.volume_factor;
         self.report.pooled += added;
+        self.report.water_moved += added.abs();
         added
     }
 
@@ -288,6 +289,7 @@ impl World<'_> {
                 _ => self.report.dropped += p.water,
             }
         }
+        self.report.water_moved += p.water.abs();
         p.water = 0.0;
     }
 }
