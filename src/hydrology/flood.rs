@@ -214,24 +214,13 @@ impl World<'_> {
             // in), so the fill stops there, not after walking the whole flat (an
             // island's sea floor: a walk of the whole sea for every particle).
             let dry_flat = !wet && plane == start_level;
-            let Ok(mut fill) = self.fill(start, plane, level, level_slack, dry_flat) else {
+            // (A pool at that level is lowered only where this fill walked it:
+            // walking all of it instead, on 512² fBm 2, left 7.8 % of the map
+            // in closed depressions, not 0.6 %.)
+            let Ok(fill) = self.fill(start, plane, level, level_slack, dry_flat) else {
                 return Flood::Refused;
             };
-            let sill_of = |world: &Self, fill: &Fill| {
-                fill.outlet.map(|(outlet, at)| world.sill_of(outlet, at, plane, level, level_slack))
-            };
-            let mut spill = sill_of(self, &fill);
-            if let (true, Some((_, sill))) = (dry_flat, spill) {
-                if k.drainage > 0.0 && sill < level {
-                    // A pool at this level would drain: walk all of it, as
-                    // any other flood does, so all of it is lowered.
-                    let Ok(whole) = self.fill(start, plane, level, level_slack, false) else {
-                        return Flood::Refused;
-                    };
-                    fill = whole;
-                    spill = sill_of(self, &fill);
-                }
-            }
+            let spill = fill.outlet.map(|(outlet, at)| self.sill_of(outlet, at, plane, level, level_slack));
             let Fill { outlet, depth_sum, at_border } = fill;
             filled = true;
             let n = self.scratch.set.len() as f64;
