@@ -26,7 +26,7 @@ use crate::error::{ParamError, check, check_range};
 pub struct Channels {
     /// Load a droplet can carry per unit of water per unit of height drop over
     /// its one-cell step, before the discharge gain: the capacity is `capacity *
-    /// water * drop * (1 + discharge_gain * e)`. Default 4; range `[0, 1e6]`.
+    /// water * drop * (1 + discharge_gain * e * r)`. Default 4; range `[0, 1e6]`.
     pub capacity: f32,
     /// Capacity gain in channels: capacity is multiplied by `1 + discharge_gain *
     /// e * r`, `r` the river growth (see [`river_area`](Self::river_area)).

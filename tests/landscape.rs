@@ -140,10 +140,12 @@ fn the_preset_leaves_no_pits_on_a_smooth_dome() {
 
 #[test]
 fn out_of_range_channel_fields_are_typed_errors() {
-    let cases: [(Channels, &str); 10] = [
+    let cases: [(Channels, &str); 12] = [
         (Channels { capacity: -1.0, ..Channels::default() }, "channels.capacity"),
         (Channels { discharge_gain: f32::NAN, ..Channels::default() }, "channels.discharge_gain"),
         (Channels { channel_area: 0.0, ..Channels::default() }, "channels.channel_area"),
+        (Channels { river_area: f32::NAN, ..Channels::default() }, "channels.river_area"),
+        (Channels { river_area: f32::INFINITY, ..Channels::default() }, "channels.river_area"),
         (Channels { cell_size: f32::INFINITY, ..Channels::default() }, "channels.cell_size"),
         (Channels { discharge_rate: 0.0, ..Channels::default() }, "channels.discharge_rate"),
         (Channels { discharge_rate: 1.5, ..Channels::default() }, "channels.discharge_rate"),
