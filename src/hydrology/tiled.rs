@@ -44,6 +44,7 @@ struct Layers<'a> {
 }
 
 /// A zone's copy of the [`Layers`], with its water surface.
+#[derive(Clone)]
 struct ZoneLayers {
     heights: Vec<f32>,
     pool: Vec<f32>,
@@ -396,13 +397,13 @@ mod tests {
         j.next = Next::Flood;
         let drain = Vec2::new(36.5, 20.5);
         // A first spill: it goes on from the drain, which it remembers.
-        let first = turn(rules(), &mut copy_of(&copy), zone, &[j]);
+        let first = turn(rules(), &mut copy.clone(), zone, &[j]);
         assert_eq!((first.passed.len(), first.stuck.len()), (1, 0), "{:?}", first.report.report);
         assert_eq!(first.passed[0].last_spill, Some(drain));
         assert_eq!(first.report.report.drains, 1);
         // The same flood by a particle whose last spill went there too.
         j.last_spill = Some(drain);
-        let mut again = copy_of(&copy);
+        let mut again = copy.clone();
         let second = turn(rules(), &mut again, zone, &[j]);
         assert_eq!((second.passed.len(), second.stuck.len()), (0, 1));
         let back = second.stuck[0];
@@ -427,19 +428,6 @@ mod tests {
         };
         assert_eq!(whole(false), Vec2::new(44.5, 20.5));
         assert_eq!(whole(true), drain);
-    }
-
-    /// A fresh copy of a zone's layers.
-    fn copy_of(layers: &ZoneLayers) -> ZoneLayers {
-        ZoneLayers {
-            heights: layers.heights.clone(),
-            pool: layers.pool.clone(),
-            surface: layers.surface.clone(),
-            stream: layers.stream.clone(),
-            vegetation: layers.vegetation.clone(),
-            track: layers.track.clone(),
-            outputs: Vec::new(),
-        }
     }
 
     /// Rain on dry ground inside the zone runs there; a particle that then
