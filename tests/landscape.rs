@@ -325,3 +325,30 @@ fn trace_takes_the_seeds_steps_whatever_the_cell_size() {
     }
     assert_eq!(paths[0], paths[1]);
 }
+
+/// Speeds past what the steering can square (`|speed * v|²` past `f32::MAX`
+/// from about 4e9, here from a density of 1e-12) take their step unturned,
+/// and motion that leaves the finite numbers (a density of 1e-30) ends as
+/// unstable: the map stays finite and balanced in every mode.
+#[test]
+fn overflowing_speeds_stay_finite_and_balanced() {
+    for mode in MODES {
+        for density in [1e-12, 1e-30] {
+            let before = fbm_terrain(48, 40, 5).unwrap();
+            let mut map = before.clone();
+            // The flow maps refreshed every 50 droplets, so droplets steer.
+            let base = preset(2_000);
+            let channels = base.channels.map(|c| Channels { refresh: 50, ..c });
+            let params = ErosionParams { density, channels, ..base };
+            let report = run(params, &mut map, 3, mode);
+            let balance = MassBalance::of_run(&before, &map, &report);
+            assert!(balance.is_conserved(), "{mode:?} {density}: {balance:?}");
+            assert!(map.cells().iter().all(|h| h.is_finite()), "{mode:?} {density}");
+            if density < 1e-20 {
+                assert_eq!(report.unstable, 2_000, "{mode:?}: the first step overflows ({report:?})");
+            } else {
+                assert!(report.steps > 2_000 && report.eroded > 0.0, "{mode:?}: they run ({report:?})");
+            }
+        }
+    }
+}
