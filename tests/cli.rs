@@ -9,8 +9,8 @@ fn tool(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
-fn cell_size_needs_the_landscape_preset_and_a_valid_size() {
-    for args in [["--model", "snowball", "--cell-size", "2"], ["--preset", "seeds", "--cell-size", "2"]] {
+fn cell_size_needs_the_landscape_preset_or_snowball_and_a_valid_size() {
+    for args in [["--model", "hydrology", "--cell-size", "2"], ["--preset", "seeds", "--cell-size", "2"]] {
         let out = tool(&args);
         assert!(!out.status.success(), "{args:?}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("--cell-size needs"), "{args:?}");
@@ -27,5 +27,11 @@ fn cell_size_needs_the_landscape_preset_and_a_valid_size() {
     // The same run in cells of the preset's own size carves other bits.
     assert!(tool(&["--size", "48", "--out-dir", dir]).status.success());
     assert_ne!(std::fs::read(format!("{dir}/after.r32")).unwrap(), heights);
+    // Snowball takes it too, and names its own field when out of range.
+    let out = tool(&["--model", "snowball", "--cell-size", "1e-5", "--out-dir", dir]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cell_size"));
+    let out = tool(&["--model", "snowball", "--size", "48", "--cell-size", "0.5", "--out-dir", dir]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -246,13 +246,13 @@ fn arb_snowball() -> impl Strategy<Value = SnowballParams> {
             ranged(0.0, 1000.0, true),
         ],
         [ranged(0.0, 1.0, false), ranged(0.0, 1e6, false), ranged(0.0, 1.0, false), ranged(0.0, 1e6, true)],
-        (prop::option::of(0u32..=60), step_limit(), any::<bool>()),
+        (prop::option::of(0u32..=60), step_limit(), any::<bool>(), ranged(0.0, 1e6, true)),
     )
         .prop_map(
             |(
                 [drops_per_cell, erosion_rate, deposition_rate, speed],
                 [friction, radius, iteration_scale, height_scale],
-                (snowballs, max_iterations, blur),
+                (snowballs, max_iterations, blur, cell_size),
             )| SnowballParams {
                 drops_per_cell,
                 snowballs: snowballs.map(|n| droplet_budget(n, max_iterations)),
@@ -265,8 +265,12 @@ fn arb_snowball() -> impl Strategy<Value = SnowballParams> {
                 iteration_scale,
                 height_scale,
                 blur,
+                cell_size,
             },
         )
+        // A cell size whose lengths in cells leave their ranges is refused
+        // (tested in tests/snowball.rs); those runs take cells of 1.
+        .prop_map(|p| if p.validate().is_ok() { p } else { SnowballParams { cell_size: 1.0, ..p } })
 }
 
 /// Snowball params whose count on a `width` x `height` map stays within the

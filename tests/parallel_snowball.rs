@@ -164,3 +164,22 @@ fn value_stability() {
 }
 
 const PINNED: u64 = 13713763651393527098;
+
+/// `cell_size` holds in tiles as in a sequential run: the same bits as the
+/// lengths over the cell size by hand, on any thread count.
+#[test]
+fn cell_size_is_the_lengths_by_hand_in_tiles() {
+    let d = SnowballParams::default();
+    let world = Snowball::new(SnowballParams { cell_size: 2.0, ..d }).unwrap();
+    let by_hand = SnowballParams {
+        height_scale: d.height_scale / 2.0,
+        speed: d.speed / 2.0,
+        radius: d.radius / 2.0,
+        ..d
+    };
+    let hand = Snowball::new(by_hand).unwrap();
+    let a = on_1_2_and_4_threads(&tiles(16, 700), &world, || island(64, 48), 7);
+    let b = on_1_2_and_4_threads(&tiles(16, 700), &hand, || island(64, 48), 7);
+    assert_eq!(a, b);
+    assert!(a.1.eroded > 0.0);
+}

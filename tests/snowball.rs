@@ -298,6 +298,7 @@ fn bad_params_are_typed_errors_naming_the_field() {
             max_iterations: 1_000_000,
             snowballs: Some(0),
             blur: false,
+            cell_size: 1e6,
         },
     ] {
         assert!(p.validate().is_ok(), "{p:?}");
@@ -377,12 +378,12 @@ fn arb_map() -> impl Strategy<Value = Heightmap> {
 fn arb_params() -> impl Strategy<Value = SnowballParams> {
     (
         (0.0f32..=2.0, 0.0f32..=1.0, 0.0f32..=1.0, 0.01f32..=2.0, 0.0f32..=1.0),
-        (0.0f32..=2.0, 1u32..=200, 0.0f32..=1.0, 0.1f32..=200.0, any::<bool>(), 0u32..=300),
+        (0.0f32..=2.0, 1u32..=200, 0.0f32..=1.0, 0.1f32..=200.0, any::<bool>(), 0u32..=300, 0.25f32..=4.0),
     )
         .prop_map(
             |(
                 (drops_per_cell, erosion_rate, deposition_rate, speed, friction),
-                (radius, max_iterations, iteration_scale, height_scale, blur, snowballs),
+                (radius, max_iterations, iteration_scale, height_scale, blur, snowballs, cell_size),
             )| SnowballParams {
                 drops_per_cell,
                 snowballs: (snowballs > 0).then_some(snowballs),
@@ -395,6 +396,7 @@ fn arb_params() -> impl Strategy<Value = SnowballParams> {
                 iteration_scale,
                 height_scale,
                 blur,
+                cell_size,
             },
         )
 }
@@ -453,4 +455,64 @@ fn params_round_trip_through_config_files() {
     assert!(serde_json::from_str::<SnowballParams>(r#"{"snowbals": 10}"#).is_err());
     let blur: BlurParams = serde_json::from_str(r#"{"passes": 2}"#).unwrap();
     assert_eq!(blur, BlurParams { passes: 2, ..BlurParams::default() });
+}
+
+/// `cell_size` puts `height_scale`, `speed` and `radius` per unit length: a
+/// run with it is, bit for bit, the run with those lengths over the cell size
+/// by hand (and `cell_size` 1 is the params as they are).
+#[test]
+fn cell_size_scales_each_length_as_documented() {
+    let before = island(64, 5, 10.0);
+    for size in [0.5f32, 2.0, 3.0] {
+        let world = SnowballParams { cell_size: size, ..params(3_000) };
+        let hand = SnowballParams {
+            height_scale: world.height_scale / size,
+            speed: world.speed / size,
+            radius: world.radius / size,
+            ..params(3_000)
+        };
+        assert_eq!(world.in_cells(), hand, "{size}");
+        let (mut a, mut b) = (before.clone(), before.clone());
+        let ra = Snowball::new(world).unwrap().run_seeded(&mut a, 9).unwrap();
+        let rb = Snowball::new(hand).unwrap().run_seeded(&mut b, 9).unwrap();
+        assert_eq!(a, b, "cell size {size}");
+        assert_eq!(ra, rb);
+        assert!(ra.eroded > 0.0 && MassBalance::new(&before, &a, ra.outflow).is_conserved());
+        assert_eq!(Snowball::new(world).unwrap().params().cell_size, size);
+    }
+    // Finer cells: the same slope in the world is steeper per cell, and a
+    // snowball crosses more of them.
+    let (mut coarse, mut fine) = (before.clone(), before.clone());
+    let rc = Snowball::new(params(3_000)).unwrap().run_seeded(&mut coarse, 9).unwrap();
+    let rf = Snowball::new(SnowballParams { cell_size: 0.5, ..params(3_000) })
+        .unwrap()
+        .run_seeded(&mut fine, 9)
+        .unwrap();
+    assert_ne!(coarse, fine);
+    assert_ne!(rc.steps, rf.steps);
+}
+
+#[test]
+fn cell_size_out_of_range_is_a_typed_error() {
+    for size in [0.0, -1.0, f32::NAN, f32::INFINITY, 2e6] {
+        let bad = SnowballParams { cell_size: size, ..SnowballParams::default() };
+        assert_eq!(bad.validate().unwrap_err().field(), "cell_size", "{size}");
+        assert_eq!(Snowball::new(bad).unwrap_err().field(), "cell_size", "{size}");
+    }
+    // Valid alone, but the lengths in cells leave their ranges: speed 0.15
+    // over 1e-5 is 15 000 cells a step; 1e-40 over 1e6 rounds to 0.
+    for bad in [
+        SnowballParams { cell_size: 1e-5, ..SnowballParams::default() },
+        SnowballParams { cell_size: 1e6, speed: 1e-40, ..SnowballParams::default() },
+        SnowballParams {
+            cell_size: 1e-3,
+            radius: 1e6,
+            speed: 0.001,
+            height_scale: 1.0,
+            ..SnowballParams::default()
+        },
+    ] {
+        assert!(SnowballParams { cell_size: 1.0, ..bad }.validate().is_ok(), "{bad:?}");
+        assert_eq!(bad.validate().unwrap_err().field(), "cell_size", "{bad:?}");
+    }
 }

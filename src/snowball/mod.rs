@@ -97,6 +97,9 @@ use crate::simulator::{RunOptions, Simulator};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Snowball<S = CentralDifference> {
     params: SnowballParams,
+    /// `params` with every length in cells ([`SnowballParams::in_cells`]):
+    /// what the steps use.
+    steps: SnowballParams,
     sampler: Offset<S>,
 }
 
@@ -113,13 +116,14 @@ impl Snowball<CentralDifference> {
 
 impl<S: NormalSampler + Clone> Snowball<S> {
     /// A simulator reading the cell normals of `inner` (wrapped in an
-    /// [`Offset`] of `params.radius`).
+    /// [`Offset`] of `params.radius / params.cell_size` cells).
     ///
     /// # Errors
     /// A [`ParamError`] if `params` fails [`SnowballParams::validate`].
     pub fn with_sampler(params: SnowballParams, inner: S) -> Result<Self, ParamError> {
         params.validate()?;
-        Ok(Self { params, sampler: Offset::new(inner, params.radius)? })
+        let steps = params.in_cells();
+        Ok(Self { params, steps, sampler: Offset::new(inner, steps.radius)? })
     }
 
     /// The validated parameters.
@@ -167,7 +171,7 @@ impl<S: NormalSampler + Clone> Snowball<S> {
             }
             let Some(start) = draw_start(starts, rng, width, height) else { break };
             sampler.spawn(rng);
-            roller.roll(&self.params, &sampler, start);
+            roller.roll(&self.steps, &sampler, start);
         }
         let Roller { cells, mut report, remainder, .. } = roller;
         // No snowballs, no change: "0 droplets: map unchanged" holds for the blur too.

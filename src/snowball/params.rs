@@ -73,6 +73,18 @@ pub struct SnowballParams {
     /// mass-conserving form ([`blur`](crate::blur), one full pass). Default
     /// `true`, as the original.
     pub blur: bool,
+    /// The side of a cell in the params' unit length (world units). Default
+    /// 1: every length in cells, the original's params as they are. Slopes
+    /// are height over `cell_size` (`height_scale` per unit length), and
+    /// `speed` and `radius` are in unit lengths: a snowball moves `v /
+    /// cell_size` cells a step and reads the slope up to `radius / cell_size`
+    /// cells from where it is. Rates per step, friction and the step limit
+    /// stay per step, and a snowball still writes to the 4 cells around it
+    /// (its gullies are a few cells wide at any size). For the same landscape
+    /// at another resolution: its extent over the map's side. Range `(0,
+    /// 1e6]`, and the lengths it gives in cells must keep their own ranges
+    /// (else a [`ParamError`] names `cell_size`).
+    pub cell_size: f32,
 }
 
 impl Default for SnowballParams {
@@ -89,6 +101,7 @@ impl Default for SnowballParams {
             iteration_scale: 0.04,
             height_scale: 10.0,
             blur: true,
+            cell_size: 1.0,
         }
     }
 }
@@ -114,7 +127,32 @@ impl SnowballParams {
             "in [1, 1000000]",
         )?;
         check_range(self.iteration_scale, 0.0, 1.0, "iteration_scale", "finite and in [0, 1]")?;
-        check_above(self.height_scale, 0.0, 1.0e6, "height_scale", "finite and in (0, 1e6]")
+        check_above(self.height_scale, 0.0, 1.0e6, "height_scale", "finite and in (0, 1e6]")?;
+        check_above(self.cell_size, 0.0, 1.0e6, "cell_size", "finite and in (0, 1e6]")?;
+        let cells = self.in_cells();
+        check(
+            cells.speed > 0.0
+                && cells.speed <= 1000.0
+                && cells.height_scale > 0.0
+                && cells.height_scale <= 1.0e6
+                && cells.radius <= 1.0e6,
+            "cell_size",
+            "one that keeps speed / cell_size in (0, 1000], height_scale / cell_size in (0, 1e6] and radius / cell_size at most 1e6",
+        )
+    }
+
+    /// These params with every length in cells (`cell_size` 1): `height_scale`,
+    /// `speed` and `radius` over `cell_size`. The run takes its steps with
+    /// these; with `cell_size` 1 they are the params themselves, bit for bit.
+    pub fn in_cells(&self) -> Self {
+        let c = self.cell_size;
+        Self {
+            height_scale: self.height_scale / c,
+            speed: self.speed / c,
+            radius: self.radius / c,
+            cell_size: 1.0,
+            ..*self
+        }
     }
 
     /// Snowballs a run drops on a `width` x `height` map: `snowballs` if set,

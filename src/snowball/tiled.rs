@@ -126,7 +126,7 @@ impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
                 roller.tracks = tracks.as_deref_mut();
                 for mut w in stuck {
                     let mut checks = 0;
-                    match roller.advance(&self.params, &w.sampler, &mut w.ball, |_, _| {
+                    match roller.advance(&self.steps, &w.sampler, &mut w.ball, |_, _| {
                         checks += 1;
                         checks == 1
                     }) {
@@ -167,7 +167,7 @@ impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
             }
             let mut ball = Rolling { position: b.position - origin, previous: b.previous - origin, ..b };
             match roller
-                .advance(&self.params, &waiting.sampler, &mut ball, |p, q| holds(p, reach) && holds(q, 1.0))
+                .advance(&self.steps, &waiting.sampler, &mut ball, |p, q| holds(p, reach) && holds(q, 1.0))
             {
                 Ok(fate) => roller.settle(&ball, fate),
                 Err(Refused) => {

@@ -35,7 +35,9 @@
 //! articles' model, 200 000 droplets). `--cell-size C` gives the landscape
 //! preset's cells their side in its unit length (`Channels::cell_size`: a
 //! cell of the 512² map it was tuned on, so `512 / side` for the same
-//! landscape at another size): every length then holds in the world.
+//! landscape at another size): every length then holds in the world. For
+//! `--model snowball` it is `SnowballParams::cell_size` (a cell of the
+//! original's, in its lengths).
 //!
 //! Without `--in` it generates a `--size` x `--size` terrain (default 256) for the
 //! seed: `NoiseTerrain` with the `noise` feature, the built-in `fbm_terrain`
@@ -52,6 +54,8 @@ use std::process::ExitCode;
 
 use common::{ControlFiles, MODELS, Model, Outputs, say};
 use hydraulic_erosion::{Channels, ErosionParams, Layers, ReadOptions, ThermalParams, read_heightmap};
+
+const CELL_SIZE_NEEDS: &str = "--cell-size needs the physical model's landscape preset or the snowball model";
 
 const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--cell-size C] [--pit-safe] [--thermal | --repose DEG] [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]";
 
@@ -150,7 +154,7 @@ fn parse_args() -> Result<Args, String> {
                     args.per_cell = droplets.is_none();
                 }
                 "seeds" if args.cell_size.is_some() => {
-                    return Err("--cell-size needs the physical model's landscape preset".into());
+                    return Err(CELL_SIZE_NEEDS.into());
                 }
                 "seeds" => {}
                 other => return Err(format!("unknown preset {other:?} (available: landscape, seeds)")),
@@ -158,10 +162,12 @@ fn parse_args() -> Result<Args, String> {
             params.droplets = droplets.unwrap_or(params.droplets);
             params.pit_safe |= pit_safe;
         }
-        _ if args.cell_size.is_some() => {
-            return Err("--cell-size needs the physical model's landscape preset".into());
+        Model::Snowball(params) => {
+            params.snowballs = droplets.or(params.snowballs);
+            params.cell_size = args.cell_size.unwrap_or(params.cell_size);
+            params.validate().map_err(|e| e.to_string())?;
         }
-        Model::Snowball(params) => params.snowballs = droplets.or(params.snowballs),
+        Model::Hydrology(_) if args.cell_size.is_some() => return Err(CELL_SIZE_NEEDS.into()),
         Model::Hydrology(params) => {
             params.particles = droplets.unwrap_or(params.particles);
             params.pit_safe |= pit_safe;
