@@ -1,7 +1,7 @@
 //! Measures one erosion run and prints one line of JSON.
 //!
 //! ```text
-//! cargo run --release --example bench -- --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--island | --in FILE] [--layers] [--out FILE] [--out-surface FILE]
+//! cargo run --release --example bench -- --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--rain-seed R] [--island | --in FILE] [--layers] [--out FILE] [--out-surface FILE]
 //! ```
 //!
 //! `--preset landscape` runs Physical with `ErosionParams::landscape_for(N, N)`
@@ -18,7 +18,10 @@
 //! `../shared/refbench`'s `--write-map`); without it the built-in
 //! [`fbm_terrain`] is used, which for the same `N` and seed is the reference's own
 //! map. Droplets come from `Xoshiro256StarStar::seed_from_u64(seed ^ 0xD50F1E7D)`,
-//! the reference's stream, so both start droplets at the same positions. `--out`
+//! the reference's stream, so both start droplets at the same positions;
+//! `--rain-seed R` draws them from `R` instead (the same terrain, another draw
+//! of the rain: one draw of a run is not its landscape, see
+//! `bench/draws.sh`). `--out`
 //! writes the eroded map in the input's format. Only the simulation is timed.
 //! `hash` is FNV-1a over the output's bits, as the reference's `map_hash`.
 //! `cpu_seconds` is the thread's CPU time over the simulation (Linux; elsewhere
@@ -67,6 +70,8 @@ struct Args {
     /// `--set FIELD=VALUE` overrides of the Physical params.
     set: Vec<String>,
     seed: u64,
+    /// `--rain-seed`: the droplets' seed, when not `seed`.
+    rain_seed: Option<u64>,
     input: Option<String>,
     output: Option<String>,
     /// `--out-surface`: Hydrology's terrain plus water depth.
@@ -79,7 +84,7 @@ struct Args {
     rounds: Option<u32>,
 }
 
-const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--island | --in FILE] [--layers] [--out FILE] [--out-surface FILE] [--threads T [--layout tiles|batches] [--tile N] [--sweep K] [--batch B] [--rounds R]]";
+const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--rain-seed R] [--island | --in FILE] [--layers] [--out FILE] [--out-surface FILE] [--threads T [--layout tiles|batches] [--tile N] [--sweep K] [--batch B] [--rounds R]]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -92,6 +97,7 @@ fn parse_args() -> Result<Args, String> {
         layers: false,
         set: Vec::new(),
         seed: 1,
+        rain_seed: None,
         input: None,
         output: None,
         surface: None,
@@ -115,6 +121,9 @@ fn parse_args() -> Result<Args, String> {
             "--layers" => args.layers = true,
             "--set" => args.set.push(value()?),
             "--seed" => args.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
+            "--rain-seed" => {
+                args.rain_seed = Some(value()?.parse().map_err(|e| format!("--rain-seed: {e}"))?)
+            }
             "--in" => args.input = Some(value()?),
             "--out" => args.output = Some(value()?),
             "--out-surface" => args.surface = Some(value()?),
@@ -240,7 +249,7 @@ fn run() -> Result<(), String> {
     };
     let droplets = args.droplets.unwrap_or(200_000);
     let before = map.clone();
-    let mut rng = Xoshiro256StarStar::seed_from_u64(args.seed ^ 0xD50F_1E7D);
+    let mut rng = Xoshiro256StarStar::seed_from_u64(args.rain_seed.unwrap_or(args.seed) ^ 0xD50F_1E7D);
     let params = match args.preset.as_deref() {
         None => ErosionParams { droplets, ..ErosionParams::default() },
         Some("landscape") => {
@@ -255,7 +264,7 @@ fn run() -> Result<(), String> {
     let mut extra = String::new();
     let (report, (seconds, cpu_seconds)) = match args.model.as_str() {
         "physical" | "snowball" if args.threads.is_some() => {
-            let seed = args.seed ^ 0xD50F_1E7D;
+            let seed = args.rain_seed.unwrap_or(args.seed) ^ 0xD50F_1E7D;
             let (report, times, fields) = parallel::run(&args, &mut map, params, seed)?;
             extra = fields;
             (report, times)
@@ -296,7 +305,7 @@ fn run() -> Result<(), String> {
             let mut hydrology =
                 Hydrology::new(params, map.width(), map.height()).map_err(|e| e.to_string())?;
             let (report, seconds) = if args.threads.is_some() {
-                let seed = args.seed ^ 0xD50F_1E7D;
+                let seed = args.rain_seed.unwrap_or(args.seed) ^ 0xD50F_1E7D;
                 let (report, seconds, fields) =
                     parallel::run_hydrology(&args, &mut hydrology, &mut map, seed)?;
                 extra = fields;
