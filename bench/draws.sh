@@ -5,18 +5,19 @@
 # (closed depressions <= 5 %, theta in [0.30, 0.60] with r2 >= 0.9, beta in
 # [0.35, 0.55], channel flats <= 25 %, no more pits than the input).
 #
-# usage: bench/draws.sh [--size N] [--island] [--draws K] [--jobs J] SEED [bench args...]
+# usage: bench/draws.sh [--size N] [--island] [--draws K] [--from F] [--jobs J] SEED [bench args...]
 #   SEED picks the terrain (fBm, or the island with --island); draws use rain
-#   seeds 1..K (default 8), J at a time (default 1: one core each).
+#   seeds F..F+K-1 (default 1..8), J at a time (default 1: one core each).
 #   Extra args go to bench (e.g. --threads 1, --set channels.brush_radius=1.75).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-size=512; island=""; draws=8; jobs=1
+size=512; island=""; draws=8; from=1; jobs=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --size) size="$2"; shift 2 ;;
         --island) island="--island"; shift ;;
         --draws) draws="$2"; shift 2 ;;
+        --from) from="$2"; shift 2 ;;
         --jobs) jobs="$2"; shift 2 ;;
         *) break ;;
     esac
@@ -36,18 +37,18 @@ run() {
         --out "$dir/$r.r32" "$@" > "$dir/$r.bench.json"
     "$bin/analyse" "$dir/$r.r32" $sea > "$dir/$r.json"
 }
-for r in $(seq 1 "$draws"); do
+for r in $(seq "$from" $((from + draws - 1))); do
     run "$r" "$@" &
     while [ "$(jobs -r | wc -l)" -ge "$jobs" ]; do wait -n; done
 done
 wait
-python3 - "$dir" "$draws" "$seed" "$size" "$island" <<'PY'
+python3 - "$dir" "$draws" "$seed" "$size" "$island" "$from" <<'PY'
 import json, sys
-d, k, seed, size, island = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+d, k, seed, size, island, first = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6])
 inp = json.load(open(f"{d}/input.json"))
 f3 = lambda x: "none" if x is None else f"{x:.3f}"
 rows = []
-for r in range(1, k + 1):
+for r in range(first, first + k):
     a = json.load(open(f"{d}/{r}.json")); b = json.load(open(f"{d}/{r}.bench.json"))
     ok = (a["depressions"] <= 0.05 and a["theta"] is not None and a["beta"] is not None and 0.30 <= a["theta"] <= 0.60
           and a["theta_r2"] >= 0.9 and a["beta"] is not None and 0.35 <= a["beta"] <= 0.55

@@ -384,7 +384,8 @@ impl<S: NormalSampler> Eroder<'_, S> {
             let i = (here as isize + dy * w + dx) as usize;
             let old = self.cells[i];
             // No brush cell is cut below the droplet's cell (its neighbour:
-            // the radius-2 brush is the 3 x 3 block), so the brush digs no pits.
+            // a brush of radius up to 2 is the 3 x 3 block), so the brush digs
+            // no pits.
             let new = self.gate.apply(i, old, (old - weight * amount).max(low.min(old)));
             self.cells[i] = new;
             *sediment += self.report.book(old, new);
