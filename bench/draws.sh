@@ -8,7 +8,7 @@
 # usage: bench/draws.sh [--size N] [--island] [--draws K] [--from F] [--jobs J] SEED [bench args...]
 #   SEED picks the terrain (fBm, or the island with --island); draws use rain
 #   seeds F..F+K-1 (default 1..8), J at a time (default 1: one core each).
-#   Extra args go to bench (e.g. --threads 1, --set channels.brush_radius=1.75).
+#   Extra args go to bench (e.g. --threads 1, --set channels.river_area=1000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=512; island=""; draws=8; from=1; jobs=1
@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
         *) break ;;
     esac
 done
-[ $# -ge 1 ] || { sed -n 9,13p "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n 8,11p "$0" >&2; exit 2; }
 seed="$1"; shift
 sea=""; [ -n "$island" ] && sea="--sea-level 0.002"
 cargo build -q --release --features parallel --example bench --example analyse
