@@ -33,3 +33,16 @@ fn reports_round_trip() {
     let json = serde_json::to_string(&report).unwrap();
     assert_eq!(serde_json::from_str::<hydraulic_erosion::ErosionReport>(&json).unwrap(), report);
 }
+
+#[test]
+fn snowball_params_take_a_cell_size_and_fill_defaults() {
+    use hydraulic_erosion::SnowballParams;
+    let params = SnowballParams { cell_size: 0.5, snowballs: Some(9), ..SnowballParams::default() };
+    let json = serde_json::to_string(&params).unwrap();
+    assert_eq!(serde_json::from_str::<SnowballParams>(&json).unwrap(), params);
+    let partial: SnowballParams = serde_json::from_str(r#"{"cell_size": 2.0}"#).unwrap();
+    assert_eq!(partial, SnowballParams { cell_size: 2.0, ..SnowballParams::default() });
+    // A config written before `cell_size` existed reads as cells of 1.
+    let old: SnowballParams = serde_json::from_str(r#"{"speed": 0.2}"#).unwrap();
+    assert_eq!(old.cell_size, 1.0);
+}
