@@ -249,7 +249,9 @@ fn run() -> Result<(), String> {
     };
     let droplets = args.droplets.unwrap_or(200_000);
     let before = map.clone();
-    let mut rng = Xoshiro256StarStar::seed_from_u64(args.rain_seed.unwrap_or(args.seed) ^ 0xD50F_1E7D);
+    // The droplets' stream: the reference's for `--seed`, or `--rain-seed`'s.
+    let stream = args.rain_seed.unwrap_or(args.seed) ^ 0xD50F_1E7D;
+    let mut rng = Xoshiro256StarStar::seed_from_u64(stream);
     let params = match args.preset.as_deref() {
         None => ErosionParams { droplets, ..ErosionParams::default() },
         Some("landscape") => {
@@ -264,8 +266,7 @@ fn run() -> Result<(), String> {
     let mut extra = String::new();
     let (report, (seconds, cpu_seconds)) = match args.model.as_str() {
         "physical" | "snowball" if args.threads.is_some() => {
-            let seed = args.rain_seed.unwrap_or(args.seed) ^ 0xD50F_1E7D;
-            let (report, times, fields) = parallel::run(&args, &mut map, params, seed)?;
+            let (report, times, fields) = parallel::run(&args, &mut map, params, stream)?;
             extra = fields;
             (report, times)
         }
@@ -305,9 +306,8 @@ fn run() -> Result<(), String> {
             let mut hydrology =
                 Hydrology::new(params, map.width(), map.height()).map_err(|e| e.to_string())?;
             let (report, seconds) = if args.threads.is_some() {
-                let seed = args.rain_seed.unwrap_or(args.seed) ^ 0xD50F_1E7D;
                 let (report, seconds, fields) =
-                    parallel::run_hydrology(&args, &mut hydrology, &mut map, seed)?;
+                    parallel::run_hydrology(&args, &mut hydrology, &mut map, stream)?;
                 extra = fields;
                 (report, seconds)
             } else {

@@ -261,8 +261,8 @@ impl<S: NormalSampler> Eroder<'_, S> {
                 // flow speeds up). The turn adds `momentum * cos / (water +
                 // discharge) * f`, `cos` the angle between `v` and `f`:
                 // `reach * (f . v) / |v| * f`, with `reach` from the cell and the
-                // water alone, so the velocity's own chain is short.
-                // The turned velocity's direction is that of `speed` times it,
+                // water alone, so the velocity's own chain is short; the turned
+                // direction is taken from `speed` times the turned velocity,
                 // `speed * v + reach * (f . v) * f`, which needs no `1 / speed`.
                 let reach = c.momentum / (math::sqrt(mean) * (d.water + discharge));
                 let steer = reach * (flow_x * vx + flow_y * vy);

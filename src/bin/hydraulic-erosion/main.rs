@@ -165,7 +165,6 @@ fn parse_args() -> Result<Args, String> {
         Model::Snowball(params) => {
             params.snowballs = droplets.or(params.snowballs);
             params.cell_size = args.cell_size.unwrap_or(params.cell_size);
-            params.validate().map_err(|e| e.to_string())?;
         }
         Model::Hydrology(_) if args.cell_size.is_some() => return Err(CELL_SIZE_NEEDS.into()),
         Model::Hydrology(params) => {
