@@ -7,7 +7,8 @@
 //! `--preset landscape` runs Physical with `ErosionParams::landscape_for(N, N)`
 //! (its own droplet count unless `--droplets` is given); `--set FIELD=VALUE`
 //! (repeatable) overrides one Physical field, `channels.FIELD` a `Channels` one
-//! (turning them on); `--island` starts from `island_terrain` instead of fBm;
+//! (turning them on); `--island` starts from `island_terrain` instead of fBm
+//! (with `--preset landscape`, its sea at 0.03: `Channels::sea_level`);
 //! `--layers` records the output layers (`Layers`, single-thread Physical runs)
 //! to time what they cost.
 //!
@@ -52,7 +53,7 @@ use std::time::Instant;
 
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{
-    ErosionParams, Heightmap, Hydrology, HydrologyParams, Layers, MassBalance, Physical, Snowball,
+    Channels, ErosionParams, Heightmap, Hydrology, HydrologyParams, Layers, MassBalance, Physical, Snowball,
     SnowballParams, fbm_terrain, island_terrain,
 };
 use hydraulic_erosion::{Mode, RunOptions, Simulator};
@@ -83,6 +84,9 @@ struct Args {
     batch: Option<u32>,
     rounds: Option<u32>,
 }
+
+/// The sea level `--island` gives the landscape preset (`Channels::sea_level`).
+const ISLAND_SEA: f32 = 0.03;
 
 const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--rain-seed R] [--island | --in FILE] [--layers] [--out FILE] [--out-surface FILE] [--threads T [--layout tiles|batches] [--tile N] [--sweep K] [--batch B] [--rounds R]]";
 
@@ -208,6 +212,7 @@ fn override_field(mut p: ErosionParams, set: &str) -> Result<ErosionParams, Stri
         "channels.momentum" => c.momentum = v,
         "channels.brush_radius" => c.brush_radius = v,
         "channels.settle_pits" => c.settle_pits = v != 0.0,
+        "channels.sea_level" => c.sea_level = Some(v),
         // Hydrology's own, read by `override_hydrology`.
         other if other.starts_with("hydrology.") => {}
         other => return Err(format!("--set: unknown field {other}")),
@@ -255,7 +260,12 @@ fn run() -> Result<(), String> {
     let params = match args.preset.as_deref() {
         None => ErosionParams { droplets, ..ErosionParams::default() },
         Some("landscape") => {
-            let preset = ErosionParams::landscape_for(args.size, args.size);
+            let mut preset = ErosionParams::landscape_for(args.size, args.size);
+            if args.island {
+                // The island's sea, a shelf 3 % of its relief deep over its
+                // flat floor at 0 (`bench/draws.sh` measures the land above it).
+                preset.channels = preset.channels.map(|c| Channels { sea_level: Some(ISLAND_SEA), ..c });
+            }
             ErosionParams { droplets: args.droplets.unwrap_or(preset.droplets), ..preset }
         }
         Some(other) => return Err(format!("unknown preset {other} (known: landscape)")),

@@ -106,6 +106,19 @@ pub struct Channels {
     /// outflow; a map whose border is wholly masked or bedrock settles none. Default
     /// `true`.
     pub settle_pits: bool,
+    /// Sea level, in the map's height unit: every cell at or below it is sea,
+    /// an outlet like the map's border. A droplet standing on a sea cell ends
+    /// there (counted as [`Fate::LeftMap`](crate::Fate::LeftMap)), its load
+    /// carried off the map and booked as `outflow`, so rivers keep their
+    /// slopes to the coast instead of spreading fans over the sea floor; rain
+    /// on the sea ends at once. Deposits may still raise a sea cell (a
+    /// droplet's last steps on the shore), up to the level and beyond, which
+    /// makes it land. Put the level above a flat sea floor, as a shelf: 0.03
+    /// over [`island_terrain`](crate::island_terrain)'s (relief 1) gives
+    /// small deltas; at 0.002 rivers build long spits of deposit out over it,
+    /// and at the floor itself the first deposits make land of it. Default
+    /// `None` (no sea); a set level must be finite.
+    pub sea_level: Option<f32>,
 }
 
 impl Default for Channels {
@@ -122,6 +135,7 @@ impl Default for Channels {
             momentum: 0.3,
             brush_radius: 1.75,
             settle_pits: true,
+            sea_level: None,
         }
     }
 }
@@ -148,6 +162,7 @@ impl Channels {
         check((1..=Self::MAX_REFRESH).contains(&self.refresh), "channels.refresh", "in [1, 2^31]")?;
         check_range(self.channel_relief, 0.0, 1.0, "channels.channel_relief", "finite and in [0, 1]")?;
         check_range(self.momentum, 0.0, 100.0, "channels.momentum", "finite and in [0, 100]")?;
-        check_range(self.brush_radius, 0.0, 8.0, "channels.brush_radius", "finite and in [0, 8]")
+        check_range(self.brush_radius, 0.0, 8.0, "channels.brush_radius", "finite and in [0, 8]")?;
+        check(self.sea_level.is_none_or(f32::is_finite), "channels.sea_level", "finite when set")
     }
 }

@@ -43,7 +43,9 @@ impl Droplet {
 pub enum Fate {
     /// Its water fell to `min_water`; it put its load down where it stood.
     Evaporated,
-    /// It moved off the map, carrying its load out (counted as outflow).
+    /// It moved off the map, or into the sea of a landscape run with a
+    /// [`sea_level`](crate::Channels::sea_level), carrying its load out
+    /// (counted as outflow).
     LeftMap,
     /// It reached `max_steps`; it put its load down where it stood.
     StepLimit,

@@ -35,3 +35,38 @@ fn cell_size_needs_the_landscape_preset_or_snowball_and_a_valid_size() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn sea_level_needs_the_landscape_preset_or_hydrology_and_a_finite_height() {
+    for args in [["--model", "snowball", "--sea-level", "0.1"], ["--preset", "seeds", "--sea-level", "0.1"]] {
+        let out = tool(&args);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--sea-level needs"), "{args:?}");
+    }
+    let out = tool(&["--size", "32", "--sea-level", "NaN"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("finite"));
+    let dir = std::env::temp_dir().join(format!("he-cli-sea-{}", std::process::id()));
+    let dir = dir.to_str().unwrap();
+    // A sea above every height: each droplet ends where it starts, nothing moves.
+    let out = tool(&["--size", "48", "--sea-level", "10", "--out-dir", dir]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let after = std::fs::read(format!("{dir}/after.r32")).unwrap();
+    let out = tool(&["--size", "48", "--droplets", "0", "--out-dir", dir]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read(format!("{dir}/after.r32")).unwrap(), after);
+    let out = tool(&[
+        "--model",
+        "hydrology",
+        "--size",
+        "32",
+        "--droplets",
+        "500",
+        "--sea-level",
+        "0.2",
+        "--out-dir",
+        dir,
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let _ = std::fs::remove_dir_all(dir);
+}

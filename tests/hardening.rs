@@ -214,6 +214,7 @@ fn arb_channels() -> impl Strategy<Value = Channels> {
         [ranged(0.0, 1.0, true), ranged(0.0, 1.0, false), ranged(0.0, 100.0, false), ranged(0.0, 8.0, false)],
         prop_oneof![1u32..=10, Just(Channels::MAX_REFRESH), Just(2048)],
         ranged(0.0, 1e30, true),
+        prop::option::of(prop_oneof![-2.0f32..2.0, Just(f32::MAX), Just(f32::MIN)]),
     )
         .prop_map(
             |(
@@ -221,6 +222,7 @@ fn arb_channels() -> impl Strategy<Value = Channels> {
                 [discharge_rate, channel_relief, momentum, brush_radius],
                 refresh,
                 river_area,
+                sea_level,
             )| Channels {
                 capacity,
                 discharge_gain,
@@ -233,6 +235,7 @@ fn arb_channels() -> impl Strategy<Value = Channels> {
                 momentum,
                 brush_radius,
                 settle_pits: refresh % 2 == 0,
+                sea_level,
             },
         )
 }

@@ -89,6 +89,80 @@ fn a_flat_map_stops_every_droplet_untouched() {
     let _ = Fate::Flat;
 }
 
+fn with_sea(level: f32, droplets: u32) -> ErosionParams {
+    let channels = Channels { sea_level: Some(level), ..Channels::default() };
+    ErosionParams { channels: Some(channels), ..preset(droplets) }
+}
+
+#[test]
+fn rain_on_the_sea_ends_where_it_falls() {
+    // Every cell at or below the level: each droplet ends before its first
+    // step, as one that left the map, with no load; nothing changes.
+    let before = fbm_terrain(48, 40, 3).unwrap();
+    let top = before.cells().iter().fold(f32::MIN, |a, &b| a.max(b));
+    for mode in MODES {
+        let mut map = before.clone();
+        let report = run(with_sea(top, 2_000), &mut map, 5, mode);
+        assert_eq!(map.cells(), before.cells(), "{mode:?}");
+        assert_eq!((report.droplets, report.left_map, report.steps), (2_000, 2_000, 0), "{mode:?}");
+        assert_eq!((report.eroded, report.deposited, report.outflow), (0.0, 0.0, 0.0), "{mode:?}");
+    }
+}
+
+/// A ramp from height 1 at `y = 0` down to 0.05 at row 39, then a sea
+/// floor at -1 (sea level 0): deposits can never make land of it.
+fn ramp_into_a_deep_sea() -> Heightmap {
+    Heightmap::from_fn(48, 64, |x, y| {
+        let bump = 0.01 * ((x * 7 + y * 13) % 5) as f32;
+        if y < 40 { 1.0 - 0.95 * y as f32 / 39.0 + bump } else { -1.0 }
+    })
+    .unwrap()
+}
+
+#[test]
+fn rivers_end_at_the_sea_and_carry_their_load_off() {
+    let before = ramp_into_a_deep_sea();
+    for mode in MODES {
+        let mut map = before.clone();
+        let report = run(with_sea(0.0, 4_000), &mut map, 2, mode);
+        assert!(MassBalance::of_run(&before, &map, &report).is_conserved(), "{mode:?}");
+        assert!(report.eroded > 0.5 && report.outflow > 0.5 * report.eroded, "{mode:?}: {report:?}");
+        // Droplets end on the first sea row; their last deposits reach at
+        // most one cell beyond where they stood, and the brush never cuts a
+        // cell below the droplet's: the sea from row 41 keeps its bits.
+        let sea = 41 * 48;
+        assert_eq!(map.cells()[sea..], before.cells()[sea..], "{mode:?}");
+        // Without the sea, the droplets run on over the floor (and off the
+        // map's far edge), cutting and filling it.
+        let mut open = before.clone();
+        run(preset(4_000), &mut open, 2, mode);
+        assert_ne!(open.cells()[sea..], before.cells()[sea..], "{mode:?}");
+    }
+}
+
+#[cfg(feature = "parallel")]
+#[test]
+fn tiled_runs_with_a_sea_keep_their_bits_on_any_thread_count() {
+    use hydraulic_erosion::{Parallel, ParallelParams};
+    let before = ramp_into_a_deep_sea();
+    let parallel =
+        Parallel::new(ParallelParams { tile_size: 16, sweep_size: 1_000, ..ParallelParams::default() })
+            .unwrap();
+    let mut outputs = Vec::new();
+    for threads in [1, 2, 3] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let mut map = before.clone();
+        let mut physical = Physical::new(with_sea(0.0, 4_000)).unwrap();
+        let report = pool.install(|| parallel.run_seeded(&mut physical, &mut map, 3)).unwrap();
+        assert!(MassBalance::of_run(&before, &map, &report).is_conserved(), "{threads} threads");
+        assert!(report.outflow > 0.5 * report.eroded, "{report:?}");
+        assert_eq!(map.cells()[41 * 48..], before.cells()[41 * 48..]);
+        outputs.push(map);
+    }
+    assert_eq!(outputs[0].cells(), outputs[1].cells());
+    assert_eq!(outputs[0].cells(), outputs[2].cells());
+}
+
 #[test]
 fn each_mechanism_is_switchable_and_changes_the_result() {
     let before = fbm_terrain(64, 64, 5).unwrap();
@@ -140,7 +214,7 @@ fn the_preset_leaves_no_pits_on_a_smooth_dome() {
 
 #[test]
 fn out_of_range_channel_fields_are_typed_errors() {
-    let cases: [(Channels, &str); 12] = [
+    let cases: [(Channels, &str); 14] = [
         (Channels { capacity: -1.0, ..Channels::default() }, "channels.capacity"),
         (Channels { discharge_gain: f32::NAN, ..Channels::default() }, "channels.discharge_gain"),
         (Channels { channel_area: 0.0, ..Channels::default() }, "channels.channel_area"),
@@ -153,6 +227,8 @@ fn out_of_range_channel_fields_are_typed_errors() {
         (Channels { channel_relief: 1.1, ..Channels::default() }, "channels.channel_relief"),
         (Channels { momentum: -0.5, ..Channels::default() }, "channels.momentum"),
         (Channels { brush_radius: 9.0, ..Channels::default() }, "channels.brush_radius"),
+        (Channels { sea_level: Some(f32::NAN), ..Channels::default() }, "channels.sea_level"),
+        (Channels { sea_level: Some(f32::NEG_INFINITY), ..Channels::default() }, "channels.sea_level"),
     ];
     for (channels, field) in cases {
         assert_eq!(channels.validate().unwrap_err().field(), field);

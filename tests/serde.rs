@@ -46,3 +46,16 @@ fn snowball_params_take_a_cell_size_and_fill_defaults() {
     let old: SnowballParams = serde_json::from_str(r#"{"speed": 0.2}"#).unwrap();
     assert_eq!(old.cell_size, 1.0);
 }
+
+#[test]
+fn channels_take_a_sea_level_and_old_configs_have_none() {
+    use hydraulic_erosion::Channels;
+    let channels = Channels { sea_level: Some(0.002), ..Channels::default() };
+    let params = ErosionParams { channels: Some(channels), ..ErosionParams::landscape() };
+    let json = serde_json::to_string(&params).unwrap();
+    assert_eq!(serde_json::from_str::<ErosionParams>(&json).unwrap(), params);
+    // A config written before `sea_level` existed has no sea.
+    let old: Channels = serde_json::from_str(r#"{"momentum": 0.5}"#).unwrap();
+    assert_eq!(old, Channels { momentum: 0.5, ..Channels::default() });
+    assert_eq!(old.sea_level, None);
+}

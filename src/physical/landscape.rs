@@ -76,6 +76,9 @@ pub(super) struct FlowMaps {
     /// `cell_size²`: a cell's area, turning the maps' per-cell discharge and
     /// flow into the unit area's for the steering.
     cell_area: f32,
+    /// The sea level (`-inf` without a sea): a droplet on a cell at or below
+    /// it ends.
+    sea: f32,
     since_refresh: u32,
     /// A tile's view in a tiled run: counts its water, never refreshes (the run
     /// refreshes the whole map's maps between sweeps).
@@ -136,6 +139,7 @@ impl FlowMaps {
             per_area: c.cell_size * c.cell_size / c.channel_area,
             river: c.river_area / c.channel_area,
             cell_area: c.cell_size * c.cell_size,
+            sea: c.sea_level.unwrap_or(f32::NEG_INFINITY),
             since_refresh: 0,
             frozen: false,
         })
@@ -230,12 +234,16 @@ impl<S: NormalSampler> Eroder<'_, S> {
         allowed: impl Fn(f32, f32) -> bool,
     ) -> Result<Option<Fate>, Refused> {
         let k = self.k;
-        if let Some(fate) = self.spent_water(d.water, walk.age) {
-            return Ok(Some(fate));
-        }
         let (x, y) = walk.cell;
         let w = self.width;
         let here = y * w + x;
+        if self.cells[here] <= flow.sea {
+            // In the sea: the load goes with the water, as off the map.
+            return Ok(Some(Fate::LeftMap));
+        }
+        if let Some(fate) = self.spent_water(d.water, walk.age) {
+            return Ok(Some(fate));
+        }
         let grid = GridRef::new_unchecked(w, self.height, &*self.cells);
         let n = sampler.normal_in_cell(&grid, d.position, x, y, k.height_scale);
         let FlowCell { channel, discharge, gain, flow: [flow_x, flow_y], .. } = flow.cells[here];

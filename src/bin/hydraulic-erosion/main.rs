@@ -4,7 +4,7 @@
 //! dependencies (`cargo install --path . --features cli` from a checkout).
 //!
 //! ```text
-//! hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--cell-size C] [--pit-safe] [--thermal | --repose DEG]
+//! hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--cell-size C] [--sea-level H] [--pit-safe] [--thermal | --repose DEG]
 //!     [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]
 //! ```
 //!
@@ -38,6 +38,10 @@
 //! landscape at another size): every length then holds in the world. For
 //! `--model snowball` it is `SnowballParams::cell_size` (a cell of the
 //! original's, in its lengths).
+//! `--sea-level H` makes the cells at or below height `H` sea: for the
+//! landscape preset `Channels::sea_level` (droplets end there, their load
+//! carried off: rivers keep their slopes to the coast), for `--model
+//! hydrology` its `sea_level` (the border drains at that level).
 //!
 //! Without `--in` it generates a `--size` x `--size` terrain (default 256) for the
 //! seed: `NoiseTerrain` with the `noise` feature, the built-in `fbm_terrain`
@@ -57,7 +61,10 @@ use hydraulic_erosion::{Channels, ErosionParams, Layers, ReadOptions, ThermalPar
 
 const CELL_SIZE_NEEDS: &str = "--cell-size needs the physical model's landscape preset or the snowball model";
 
-const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--cell-size C] [--pit-safe] [--thermal | --repose DEG] [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]";
+const SEA_LEVEL_NEEDS: &str =
+    "--sea-level needs the physical model's landscape preset or the hydrology model";
+
+const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--cell-size C] [--sea-level H] [--pit-safe] [--thermal | --repose DEG] [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]";
 
 struct Args {
     input: Option<String>,
@@ -73,6 +80,8 @@ struct Args {
     per_cell: bool,
     /// `--cell-size`: the landscape preset's `Channels::cell_size`.
     cell_size: Option<f32>,
+    /// `--sea-level`: the landscape preset's `Channels::sea_level`.
+    sea_level: Option<f32>,
     thermal: Option<f32>,
     /// Output layers to write (`--layers`).
     layers: Vec<String>,
@@ -94,6 +103,7 @@ fn parse_args() -> Result<Args, String> {
         landscape: false,
         per_cell: false,
         cell_size: None,
+        sea_level: None,
         thermal: None,
         layers: Vec::new(),
         mask: None,
@@ -115,6 +125,13 @@ fn parse_args() -> Result<Args, String> {
             "--pit-safe" => pit_safe = true,
             "--cell-size" => {
                 args.cell_size = Some(value()?.parse().map_err(|e| format!("--cell-size: {e}"))?)
+            }
+            "--sea-level" => {
+                let level: f32 = value()?.parse().map_err(|e| format!("--sea-level: {e}"))?;
+                if !level.is_finite() {
+                    return Err("--sea-level: must be a finite height".into());
+                }
+                args.sea_level = Some(level);
             }
             "--preset" => preset = value()?,
             "--thermal" => args.thermal = Some(ThermalParams::default().repose_angle),
@@ -156,12 +173,16 @@ fn parse_args() -> Result<Args, String> {
                 "seeds" if args.cell_size.is_some() => {
                     return Err(CELL_SIZE_NEEDS.into());
                 }
+                "seeds" if args.sea_level.is_some() => {
+                    return Err(SEA_LEVEL_NEEDS.into());
+                }
                 "seeds" => {}
                 other => return Err(format!("unknown preset {other:?} (available: landscape, seeds)")),
             }
             params.droplets = droplets.unwrap_or(params.droplets);
             params.pit_safe |= pit_safe;
         }
+        Model::Snowball(_) if args.sea_level.is_some() => return Err(SEA_LEVEL_NEEDS.into()),
         Model::Snowball(params) => {
             params.snowballs = droplets.or(params.snowballs);
             params.cell_size = args.cell_size.unwrap_or(params.cell_size);
@@ -170,6 +191,7 @@ fn parse_args() -> Result<Args, String> {
         Model::Hydrology(params) => {
             params.particles = droplets.unwrap_or(params.particles);
             params.pit_safe |= pit_safe;
+            params.sea_level = args.sea_level.or(params.sea_level);
         }
     }
     Ok(args)
@@ -192,8 +214,11 @@ fn run() -> Result<(), String> {
     let mut args = args;
     if let (true, Model::Physical(params)) = (args.landscape, &mut args.model) {
         let sized = ErosionParams::landscape_for(before.width(), before.height());
-        params.channels =
-            sized.channels.map(|c| Channels { cell_size: args.cell_size.unwrap_or(c.cell_size), ..c });
+        params.channels = sized.channels.map(|c| Channels {
+            cell_size: args.cell_size.unwrap_or(c.cell_size),
+            sea_level: args.sea_level.or(c.sea_level),
+            ..c
+        });
         if args.per_cell {
             params.droplets = sized.droplets;
         }
