@@ -10,7 +10,7 @@ use hydraulic_erosion::analysis::{Fill, fill_depressions};
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{
     Control, Error, GridError, Heightmap, Hydrology, HydrologyParams, HydrologyReport, MassBalance,
-    PROGRESS_INTERVAL, fbm_terrain,
+    PROGRESS_INTERVAL, fbm_terrain, island_terrain,
 };
 use hydraulic_erosion::{Mode, RunOptions, Simulator};
 use proptest::prelude::*;
@@ -287,8 +287,9 @@ fn top_of_water(before: &Heightmap, p: HydrologyParams) -> (f32, HydrologyReport
 }
 
 #[test]
-fn with_a_sea_level_the_border_drains_instead_of_walling_pools_in() {
-    // A slope down to the west border, which lies 0.1 below the sea.
+fn with_a_sea_level_water_reaching_the_sea_leaves_instead_of_pooling() {
+    // A slope down to the west border, whose 11 western columns lie at or
+    // below the sea (0).
     let bowl = Heightmap::from_fn(32, 32, |x, y| -0.1 + 0.01 * x as f32 + 0.001 * (y % 3) as f32).unwrap();
     let run = |sea_level| {
         top_of_water(&bowl, HydrologyParams { sea_level, open_border: false, ..scene(400, 0.01) })
@@ -297,9 +298,32 @@ fn with_a_sea_level_the_border_drains_instead_of_walling_pools_in() {
     let (sea, sea_report) = run(Some(0.0));
     eprintln!("top of the water: walled {walled}, sea {sea}");
     assert!(walled > 0.05, "walled in by the border");
-    assert!(sea > -0.01 && sea < 1e-3, "at sea level");
+    // No pool stands in the sea, nor rises above it beside it.
+    assert!(sea <= 0.0, "{sea}");
     assert!(sea_report.water_outflow > walled_report.water_outflow);
     assert!(sea_report.erosion.left_map > walled_report.erosion.left_map);
+}
+
+/// An island's sea floor lies flat below the sea level: particles reaching it
+/// leave at once, never walking the sea as a pool (which took each one a walk
+/// of the whole sea: 600 times the run's time on a 128² island).
+#[test]
+fn a_sea_over_a_flat_floor_costs_no_floods() {
+    let before = island_terrain(96, 96, 4).unwrap();
+    let p = HydrologyParams { sea_level: Some(0.03), ..params(6_000) };
+    let mut map = before.clone();
+    let mut h = Hydrology::new(p, 96, 96).unwrap();
+    let report = h.run_seeded(&mut map, 3).unwrap();
+    assert_books(&before, &map, 0.0, &h, &report);
+    let sea = |i: usize| map.cells()[i] <= 0.03;
+    assert!(
+        (0..map.len()).filter(|&i| sea(i)).all(|i| h.pool().cells()[i] == 0.0),
+        "no water stands in the sea"
+    );
+    assert!(report.erosion.left_map > 1_000, "{report:?}");
+    // A flood walks its own pool, not the sea: well under one sea a flood.
+    let sea_cells = (0..map.len()).filter(|&i| sea(i)).count() as u64;
+    assert!(report.flood_cells < report.floods.max(1) * sea_cells / 10, "{report:?}");
 }
 
 #[test]

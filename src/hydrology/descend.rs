@@ -47,7 +47,12 @@ impl World<'_> {
             // Spilled to a drain at the zone's edge.
             return Descent::Refused;
         }
-        if self.pool[self.index_of(p.position)] > 0.0 {
+        let start = self.index_of(p.position);
+        if self.is_sea(start) {
+            // Rain on the sea.
+            return Descent::End(End::LeftMap);
+        }
+        if self.pool[start] > 0.0 {
             // Rain on a lake, or a spill into a lower pool.
             return Descent::Flood;
         }
@@ -143,6 +148,10 @@ impl World<'_> {
             };
             if masked {
                 return Descent::End(End::Masked);
+            }
+            if self.is_sea(next) {
+                // Into the sea, water and load.
+                return Descent::End(End::LeftMap);
             }
 
             // Evaporation keeps the load (its concentration rises).

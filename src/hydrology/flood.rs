@@ -181,6 +181,9 @@ impl World<'_> {
         let k = self.k;
         self.report.floods += 1;
         let start = self.index_of(p.position);
+        if self.is_sea(start) {
+            return Flood::Sea;
+        }
         let wet = self.pool[start] > 0.0;
         let mut filled = false;
 
@@ -542,6 +545,14 @@ impl World<'_> {
             visits += 1;
             if !self.gate.admits(i) {
                 continue; // a masked cell is a wall: never pooled, never a drain
+            }
+            if let Some(sea_level) = self.k.sea_level.filter(|&sea| f64::from(self.heights[i]) <= sea) {
+                // The sea: the outlet of a pool at or above its level, else a
+                // wall (a pool below sea level never spreads into it).
+                if sea.is_some() {
+                    lower(&mut outlet, Outlet::Sea, sea_level);
+                }
+                continue;
             }
             let depth = f64::from(self.pool[i]);
             let s = f64::from(self.heights[i]) + depth;

@@ -148,9 +148,13 @@ pub struct HydrologyParams {
     /// border cell it touches. Default `true`; `false` is the article's walls
     /// (pools rise against the border). A `sea_level` takes precedence.
     pub open_border: bool,
-    /// Sea level: when set, the map border drains at this level (water reaching it
-    /// flows off the map, and a pool open to it rises no higher). Default `None`
-    /// (the border as `open_border` says); a set level must be finite.
+    /// Sea level: when set, every cell whose ground is at or below it is sea,
+    /// and the map border drains at this level. A particle that enters the
+    /// sea (or rains on it) leaves the map there with its water and load
+    /// (booked as outflow); a flood that reaches the sea drains into it, and
+    /// a pool open to the border rises no higher than the level. No water
+    /// stands in the sea, so floods never walk it. Default `None` (the border
+    /// as `open_border` says); a set level must be finite.
     pub sea_level: Option<f32>,
 }
 

@@ -167,6 +167,12 @@ impl World<'_> {
         self.reach.holds(self.width, self.height, position.x, position.y)
     }
 
+    /// Whether cell `i` is sea: its ground at or below the sea level.
+    #[inline]
+    pub(super) fn is_sea(&self, i: usize) -> bool {
+        self.k.sea_level.is_some_and(|sea| f64::from(self.heights[i]) <= sea)
+    }
+
     /// Index of the cell holding `position`, clamped to the map.
     #[inline]
     pub(super) fn index_of(&self, position: Vec2) -> usize {

@@ -41,7 +41,7 @@
 //! `--sea-level H` makes the cells at or below height `H` sea: for the
 //! landscape preset `Channels::sea_level` (droplets end there, their load
 //! carried off: rivers keep their slopes to the coast), for `--model
-//! hydrology` its `sea_level` (the border drains at that level).
+//! hydrology` its `sea_level` (particles entering the sea leave there).
 //!
 //! Without `--in` it generates a `--size` x `--size` terrain (default 256) for the
 //! seed: `NoiseTerrain` with the `noise` feature, the built-in `fbm_terrain`
