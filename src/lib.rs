@@ -157,6 +157,7 @@ mod parallel;
 mod params;
 mod physical;
 mod pipeline;
+mod pits;
 mod preview;
 mod progress;
 mod random;

@@ -337,6 +337,7 @@ fn arb_hydrology() -> impl Strategy<Value = HydrologyParams> {
                 trees,
                 open_border,
                 sea_level,
+                settle_pits: batch % 2 == 0,
             },
         )
 }

@@ -89,8 +89,9 @@ use crate::simulator::{RunOptions, Simulator};
 /// - Flood fills use an explicit stack and per-cell visit stamps allocated once,
 ///   so a flood costs in proportion to its pool, never to the map, and a lake of
 ///   any size cannot overflow the call stack.
-/// - Channel grading (`entrainment`), pit-safe transfer (`pit_safe`) and a sea
-///   level (`sea_level`) are parameters.
+/// - Channel grading (`entrainment`), pit-safe transfer (`pit_safe`), the
+///   settling of the dry pits a run made (`settle_pits`) and a sea level
+///   (`sea_level`: particles entering the sea leave there) are parameters.
 /// - The normal and the height a step moves to are read on the water surface, so
 ///   a particle spilled at a drain runs away from its pool, not back into it.
 ///
@@ -327,6 +328,8 @@ impl Hydrology {
         }
         let params = self.params;
         let heights = map.cells_mut();
+        let before =
+            if params.settle_pits { crate::grid::try_copy(heights)? } else { alloc::vec::Vec::new() };
         let base_level = heights.iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
         self.rebuild_surface(heights);
         let (mut world, trees, times) = self.whole_map(heights, base_level, gate);
@@ -356,6 +359,9 @@ impl Hydrology {
             end_batch(&mut world, in_batch, params.trees, trees, rng);
         }
         world.flush();
+        if params.settle_pits {
+            world.settle_pits(&before);
+        }
         let report = world.report;
         ticker.finish(report.erosion.droplets);
         Ok(report)

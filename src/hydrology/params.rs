@@ -143,6 +143,16 @@ pub struct HydrologyParams {
     /// which lowers mass transfer. Default `true`; `false` leaves the vegetation
     /// map as it is.
     pub trees: bool,
+    /// Whether the run ends by settling the single-cell pits it made on dry
+    /// ground: each interior dry cell lower than all 8 neighbours, where it
+    /// or its lowest neighbour (also dry) changed during the run, meets that
+    /// neighbour halfway, the two ending level (mass moved and booked, none
+    /// lost), in row order, as the landscape preset's
+    /// [`Channels::settle_pits`](crate::Channels::settle_pits) does. The
+    /// particles' deposits leave such pits (0.2 % of an island's land, more
+    /// than its noise had); the input's own pits and every pool stay.
+    /// Default `true`; `false` is the article.
+    pub settle_pits: bool,
     /// Open border: a pool that reaches the map border spills off the map there,
     /// as water running off the edge does, so a lake never rises above the lowest
     /// border cell it touches. Default `true`; `false` is the article's walls
@@ -185,6 +195,7 @@ impl Default for HydrologyParams {
             stall_in_pits: true,
             entrainment: 10.0,
             pit_safe: true,
+            settle_pits: true,
             trees: true,
             open_border: true,
             sea_level: None,

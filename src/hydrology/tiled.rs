@@ -140,6 +140,7 @@ impl Hydrology {
         }
         let (params, k) = (self.params, self.k);
         let heights = map.cells_mut();
+        let before = if params.settle_pits { crate::grid::try_copy(heights)? } else { Vec::new() };
         let base_level = heights.iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
         let layout = Layout::new(tile, width, height);
         let mut queues: Vec<Vec<Journey>> = (0..layout.tiles()).map(|_| Vec::new()).collect();
@@ -165,6 +166,7 @@ impl Hydrology {
                     world.end(&mut j.particle, End::Stopped);
                 }
                 world.flush();
+                remainder = world.carry;
                 report.merge(&world.report);
                 report.erosion.cancelled = true;
                 break;
@@ -228,6 +230,14 @@ impl Hydrology {
             }
             world.flush();
             remainder = world.carry;
+            report.merge(&world.report);
+        }
+        if params.settle_pits {
+            // On the whole map, after every tile: the same bits on any thread
+            // count.
+            let (mut world, _, _) = self.whole_map(heights, base_level, gate);
+            world.carry = remainder;
+            world.settle_pits(&before);
             report.merge(&world.report);
         }
         ticker.finish(report.erosion.droplets);

@@ -167,6 +167,32 @@ impl World<'_> {
         self.reach.holds(self.width, self.height, position.x, position.y)
     }
 
+    /// Settles the single-cell pits the run made on dry ground (see
+    /// [`crate::pits::settle_pits`]; `before` is the terrain as the run found
+    /// it), after putting the rounding remainder down. Returns how many.
+    pub(super) fn settle_pits(&mut self, before: &[f32]) -> u64 {
+        self.flush();
+        let pool = &*self.pool;
+        let (width, height, gate) = (self.width, self.height, self.gate);
+        let settled = crate::pits::settle_pits(
+            self.heights,
+            width,
+            height,
+            before,
+            gate,
+            &mut self.report.erosion,
+            &mut self.carry,
+            |i| pool[i] == 0.0,
+        );
+        // Only dry cells moved: their surface is their ground.
+        for (i, s) in self.surface.iter_mut().enumerate() {
+            if self.pool[i] == 0.0 {
+                *s = self.heights[i];
+            }
+        }
+        settled
+    }
+
     /// Whether cell `i` is sea: its ground at or below the sea level.
     #[inline]
     pub(super) fn is_sea(&self, i: usize) -> bool {
