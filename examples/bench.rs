@@ -180,6 +180,7 @@ fn override_hydrology(mut p: HydrologyParams, set: &str) -> Result<HydrologyPara
         "hydrology.spill_speed" => p.spill_speed = v,
         "hydrology.stall_in_pits" => p.stall_in_pits = v != 0.0,
         "hydrology.open_border" => p.open_border = v != 0.0,
+        "hydrology.settle_pits" => p.settle_pits = v != 0.0,
         other => return Err(format!("--set: unknown Hydrology field {other} (hydrology.FIELD)")),
     }
     Ok(p)

@@ -20,8 +20,8 @@ use crate::{carry, neighbours};
 /// stay at or above it, and lowering a cell makes none of its neighbours a
 /// pit.
 ///
-/// The books stay exact without making a pit: the droplets' rounding
-/// remainder is put down first (it may dig a pit of its own, settled
+/// The books stay exact without making a pit: the caller puts the run's
+/// rounding remainder down first (it may dig a pit of its own, settled
 /// next); each meeting height is the halfway point rounded up, so what
 /// rounding adds is a surplus put down, and that surplus is taken back
 /// from the movable (admitted, erodible) border cell of smallest magnitude (lowering a border
@@ -29,8 +29,9 @@ use crate::{carry, neighbours};
 /// the surplus (under one of its rounding steps) is booked as outflow, sediment
 /// washed over the border. With no such border cell, nothing is settled.
 ///
-/// `cells` is the `width x height` map, `carry` the run's rounding remainder
-/// (under half a step of the finest cell: put down with the rest, taken),
+/// `cells` is the `width x height` map, `carry` what is left of the run's
+/// rounding remainder once put down (under half a step of the finest cell:
+/// paid with the rounding surplus, and taken),
 /// `report` the books, and only cells for which `takes_part` holds take part
 /// (pit, neighbour or border outlet): Hydrology's dry ones.
 #[allow(clippy::too_many_arguments)]
