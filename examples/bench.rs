@@ -8,7 +8,8 @@
 //! (its own droplet count unless `--droplets` is given); `--set FIELD=VALUE`
 //! (repeatable) overrides one Physical field, `channels.FIELD` a `Channels` one
 //! (turning them on); `--island` starts from `island_terrain` instead of fBm
-//! (with `--preset landscape`, its sea at 0.03: `Channels::sea_level`);
+//! (its sea at 0.03 for the landscape preset, `Channels::sea_level`, and
+//! for Hydrology, `HydrologyParams::sea_level`);
 //! `--layers` records the output layers (`Layers`, single-thread Physical runs)
 //! to time what they cost.
 //!
@@ -85,7 +86,8 @@ struct Args {
     rounds: Option<u32>,
 }
 
-/// The sea level `--island` gives the landscape preset (`Channels::sea_level`).
+/// The sea level `--island` gives the landscape preset (`Channels::sea_level`)
+/// and Hydrology (`HydrologyParams::sea_level`).
 const ISLAND_SEA: f32 = 0.03;
 
 const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--rain-seed R] [--island | --in FILE] [--layers] [--out FILE] [--out-surface FILE] [--threads T [--layout tiles|batches] [--tile N] [--sweep K] [--batch B] [--rounds R]]";
@@ -310,7 +312,9 @@ fn run() -> Result<(), String> {
             (report, clock.stop())
         }
         "hydrology" => {
-            let mut params = HydrologyParams { particles: droplets, ..HydrologyParams::default() };
+            // The island's sea, as for the landscape preset.
+            let sea_level = args.island.then_some(ISLAND_SEA);
+            let mut params = HydrologyParams { particles: droplets, sea_level, ..HydrologyParams::default() };
             for set in args.set.iter().filter(|s| s.starts_with("hydrology.")) {
                 params = override_hydrology(params, set)?;
             }
