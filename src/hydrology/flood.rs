@@ -353,6 +353,12 @@ impl World<'_> {
         let mut at = self.index_of(p.position);
         for _ in 0..RUN_OUT {
             let (x, y) = (at % w, at / w);
+            if !self.reach.holds_cell(w, h, x, y) {
+                // Its lowest neighbour may lie beyond the zone (a drain at
+                // the zone's edge): picked among the zone's alone, the run
+                // would stop short or turn where the whole map's does not.
+                return false;
+            }
             let mut lowest = (self.surface[at], at, (0, 0));
             for (dx, dy) in NEIGHBOURS {
                 let (nx, ny) = (x.wrapping_add_signed(dx), y.wrapping_add_signed(dy));

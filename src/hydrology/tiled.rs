@@ -440,6 +440,38 @@ mod tests {
         assert_eq!(whole(true), drain);
     }
 
+    /// A run-out from a drain on the zone's last column (its lowest
+    /// neighbour beyond the zone) refuses the flood: picked among the zone's
+    /// cells alone, the run would stop at the drain, where the whole map's
+    /// goes on down the valley.
+    #[test]
+    fn a_run_out_from_a_drain_at_the_zones_edge_refuses_the_flood() {
+        let w: usize = 64;
+        let mut heights: Vec<f32> = (0..w * w)
+            .map(|i| 1.0 - 0.01 * (i % w) as f32 + 0.02 * (i / w).abs_diff(20_usize) as f32)
+            .collect();
+        // The hollow at (37, 20), its sill (38, 20), its drain (39, 20): the
+        // zone's last column (cells 8..40).
+        let hollow = 20 * w + 37;
+        heights[hollow] = 0.5;
+        let mut pool = alloc::vec![0.0; w * w];
+        pool[hollow] = heights[hollow + 1] - 0.5;
+        let (copy, zone) = zone_copy(&mut heights, &mut pool);
+        let mut j = Journey::new(Vec2::new(37.5, 20.5), &rules().k);
+        j.next = Next::Flood;
+        let drain = Vec2::new(39.5, 20.5);
+        // A first spill needs no run-out: done in the zone.
+        let first = turn(rules(), &mut copy.clone(), zone, &[j]);
+        assert_eq!((first.passed.len(), first.stuck.len()), (1, 0), "{:?}", first.report.report);
+        assert_eq!(first.passed[0].last_spill, Some(drain));
+        // The second runs out: refused, undone to the last bit.
+        j.last_spill = Some(drain);
+        let mut again = copy.clone();
+        let second = turn(rules(), &mut again, zone, &[j]);
+        assert_eq!((second.passed.len(), second.stuck.len()), (0, 1));
+        assert_eq!((bits(&again.heights), bits(&again.pool)), (bits(&copy.heights), bits(&copy.pool)));
+    }
+
     /// Rain on dry ground inside the zone runs there; a particle that then
     /// reaches the lake and floods it comes back passed (it moved), not stuck.
     #[test]
