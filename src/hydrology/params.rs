@@ -13,8 +13,9 @@ use crate::error::{ParamError, check, check_above, check_range};
 /// `entrainment` (set 0 for the article's capacity) and `pit_safe` (set
 /// `false`) from `../shared/SPEC.md` section 5; `stall_in_pits`,
 /// `outlet_erosion` (0), `spill_speed` (0) and `open_border` (`false`), which
-/// let basins fill and drain; and the stream map's `channel_area` (the
-/// article's visit map saturates; no setting restores it).
+/// let basins fill and drain; `settle_pits` (`false`), which settles the dry
+/// pits a run made; and the stream map's `channel_area` (the article's visit
+/// map saturates; no setting restores it).
 /// Units as for [`ErosionParams`](crate::ErosionParams): positions in cells, heights
 /// in map units, time in steps of `dt`; water in particle volumes (a new particle
 /// holds 1).
@@ -149,7 +150,7 @@ pub struct HydrologyParams {
     /// neighbour halfway, the two ending level (mass moved and booked, none
     /// lost), in row order, as the landscape preset's
     /// [`Channels::settle_pits`](crate::Channels::settle_pits) does. The
-    /// particles' deposits leave such pits (0.2 % of an island's land, more
+    /// particles' deposits leave such pits (0.25 % of an island's land, more
     /// than its noise had); the input's own pits and every pool stay.
     /// Default `true`; `false` is the article.
     pub settle_pits: bool,

@@ -80,7 +80,8 @@ struct Args {
     per_cell: bool,
     /// `--cell-size`: the landscape preset's `Channels::cell_size`.
     cell_size: Option<f32>,
-    /// `--sea-level`: the landscape preset's `Channels::sea_level`.
+    /// `--sea-level`: the landscape preset's `Channels::sea_level`, or
+    /// Hydrology's `sea_level`.
     sea_level: Option<f32>,
     thermal: Option<f32>,
     /// Output layers to write (`--layers`).
