@@ -5,24 +5,27 @@
 # (closed depressions <= 5 %, theta in [0.30, 0.60] with r2 >= 0.9, beta in
 # [0.35, 0.55], channel flats <= 25 %, no more pits than the input).
 #
-# usage: bench/draws.sh [--size N] [--island] [--draws K] [--from F] [--jobs J] SEED [bench args...]
+# usage: bench/draws.sh [--size N] [--island] [--hydrology] [--draws K] [--from F] [--jobs J] SEED [bench args...]
 #   SEED picks the terrain (fBm, or the island with --island); draws use rain
 #   seeds F..F+K-1 (default 1..8), J at a time (default 1: one core each).
 #   Extra args go to bench (e.g. --threads 1, --set channels.river_area=1000).
+#   --hydrology runs Hydrology's defaults instead (3 particles a cell),
+#   analysed at the water surface (lakes at their level).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-size=512; island=""; draws=8; from=1; jobs=1
+size=512; island=""; hydrology=""; draws=8; from=1; jobs=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --size) size="$2"; shift 2 ;;
         --island) island="--island"; shift ;;
+        --hydrology) hydrology=1; shift ;;
         --draws) draws="$2"; shift 2 ;;
         --from) from="$2"; shift 2 ;;
         --jobs) jobs="$2"; shift 2 ;;
         *) break ;;
     esac
 done
-[ $# -ge 1 ] || { sed -n 8,11p "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n 8,13p "$0" >&2; exit 2; }
 seed="$1"; shift
 # The island's land: above the sea `bench --island` gives the preset.
 sea=""; [ -n "$island" ] && sea="--sea-level 0.03"
@@ -34,8 +37,13 @@ bin=target/release/examples
 "$bin/analyse" "$dir/input.r32" $sea > "$dir/input.json"
 run() {
     local r=$1; shift
-    "$bin/bench" --model physical --preset landscape --size "$size" --seed "$seed" $island --rain-seed "$r" \
-        --out "$dir/$r.r32" "$@" > "$dir/$r.bench.json"
+    if [ -n "$hydrology" ]; then
+        "$bin/bench" --model hydrology --droplets $((3 * size * size)) --size "$size" --seed "$seed" $island \
+            --rain-seed "$r" --out-surface "$dir/$r.r32" "$@" > "$dir/$r.bench.json"
+    else
+        "$bin/bench" --model physical --preset landscape --size "$size" --seed "$seed" $island --rain-seed "$r" \
+            --out "$dir/$r.r32" "$@" > "$dir/$r.bench.json"
+    fi
     "$bin/analyse" "$dir/$r.r32" $sea > "$dir/$r.json"
 }
 for r in $(seq "$from" $((from + draws - 1))); do
@@ -43,9 +51,10 @@ for r in $(seq "$from" $((from + draws - 1))); do
     while [ "$(jobs -r | wc -l)" -ge "$jobs" ]; do wait -n; done
 done
 wait
-python3 - "$dir" "$draws" "$seed" "$size" "$island" "$from" <<'PY'
+python3 - "$dir" "$draws" "$seed" "$size" "$island" "$from" "$hydrology" <<'PY'
 import json, sys
 d, k, seed, size, island, first = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6])
+model = "Hydrology, " if sys.argv[7] else ""
 inp = json.load(open(f"{d}/input.json"))
 f3 = lambda x: "none" if x is None else f"{x:.3f}"
 rows = []
@@ -61,7 +70,7 @@ for r in range(first, first + k):
 def span(key):
     v = [row[1][key] for row in rows if row[1][key] is not None]
     return f"{min(v):.3f}-{max(v):.3f}" if v else "none"
-name = ("island " if island else "fBm ") + seed
+name = model + ("island " if island else "fBm ") + seed
 print(f"{name} at {size}^2 over {k} draws: depressions {span('depressions')}, flats {span('channel_flats')}, "
       f"theta {span('theta')} (r2 {span('theta_r2')}), beta {span('beta')}; all targets met in "
       f"{sum(r[3] for r in rows)} of {k} (input: depressions {inp['depressions']:.3f}, pits {inp['pit_fraction']:.4f})")
