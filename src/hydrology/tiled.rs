@@ -385,6 +385,22 @@ mod tests {
         assert_eq!(turn.report.report, HydrologyReport::default());
     }
 
+    /// A 64 x 64 valley along row 20 falling east, with a hollow at
+    /// (`x`, 20) holding a pool full to its sill at (`x + 1`, 20) (exact,
+    /// Sterbenz: the pool's surface is the sill's height); its drain is at
+    /// (`x + 2`, 20). The terrain and the pool.
+    fn valley_with_a_full_hollow(x: usize) -> (Vec<f32>, Vec<f32>) {
+        let w: usize = 64;
+        let mut heights: Vec<f32> = (0..w * w)
+            .map(|i| 1.0 - 0.01 * (i % w) as f32 + 0.02 * (i / w).abs_diff(20_usize) as f32)
+            .collect();
+        let hollow = 20 * w + x;
+        heights[hollow] = 0.5;
+        let mut pool = alloc::vec![0.0; w * w];
+        pool[hollow] = heights[hollow + 1] - 0.5;
+        (heights, pool)
+    }
+
     /// A pool full to its sill at (34, 20), in a valley along row 20 falling
     /// east, spills east to (36, 20), 3 cells from the high x side of tile
     /// 5's zone (cells 8..40). A particle that spilled to that drain before
@@ -394,14 +410,7 @@ mod tests {
     #[test]
     fn a_run_out_beyond_the_zone_refuses_the_flood() {
         let w: usize = 64;
-        let mut heights: Vec<f32> = (0..w * w)
-            .map(|i| 1.0 - 0.01 * (i % w) as f32 + 0.02 * (i / w).abs_diff(20_usize) as f32)
-            .collect();
-        let hollow = 20 * w + 34;
-        heights[hollow] = 0.5;
-        let mut pool = alloc::vec![0.0; w * w];
-        // Exact (Sterbenz): the pool's surface is the sill's height.
-        pool[hollow] = heights[hollow + 1] - 0.5;
+        let (mut heights, mut pool) = valley_with_a_full_hollow(34);
         let (copy, zone) = zone_copy(&mut heights, &mut pool);
         let mut j = Journey::new(Vec2::new(34.5, 20.5), &rules().k);
         j.next = Next::Flood;
@@ -446,16 +455,8 @@ mod tests {
     /// goes on down the valley.
     #[test]
     fn a_run_out_from_a_drain_at_the_zones_edge_refuses_the_flood() {
-        let w: usize = 64;
-        let mut heights: Vec<f32> = (0..w * w)
-            .map(|i| 1.0 - 0.01 * (i % w) as f32 + 0.02 * (i / w).abs_diff(20_usize) as f32)
-            .collect();
-        // The hollow at (37, 20), its sill (38, 20), its drain (39, 20): the
-        // zone's last column (cells 8..40).
-        let hollow = 20 * w + 37;
-        heights[hollow] = 0.5;
-        let mut pool = alloc::vec![0.0; w * w];
-        pool[hollow] = heights[hollow + 1] - 0.5;
+        // The drain at (39, 20): the zone's last column (cells 8..40).
+        let (mut heights, mut pool) = valley_with_a_full_hollow(37);
         let (copy, zone) = zone_copy(&mut heights, &mut pool);
         let mut j = Journey::new(Vec2::new(37.5, 20.5), &rules().k);
         j.next = Next::Flood;
