@@ -9,12 +9,10 @@ fn tool(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
-fn cell_size_needs_the_landscape_preset_or_snowball_and_a_valid_size() {
-    for args in [["--model", "hydrology", "--cell-size", "2"], ["--preset", "seeds", "--cell-size", "2"]] {
-        let out = tool(&args);
-        assert!(!out.status.success(), "{args:?}");
-        assert!(String::from_utf8_lossy(&out.stderr).contains("--cell-size needs"), "{args:?}");
-    }
+fn cell_size_needs_a_model_with_world_units_and_a_valid_size() {
+    let out = tool(&["--preset", "seeds", "--cell-size", "2"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--cell-size needs"));
     let dir = std::env::temp_dir().join(format!("he-cli-{}", std::process::id()));
     let dir = dir.to_str().unwrap();
     let out = tool(&["--size", "32", "--cell-size", "100", "--out-dir", dir]);
@@ -33,6 +31,16 @@ fn cell_size_needs_the_landscape_preset_or_snowball_and_a_valid_size() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cell_size"));
     let out = tool(&["--model", "snowball", "--size", "48", "--cell-size", "0.5", "--out-dir", dir]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // And Hydrology: 10 is valid alone but its rates times dt * 10 pass 1.
+    let out = tool(&["--model", "hydrology", "--cell-size", "10", "--out-dir", dir]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cell_size"));
+    let hydrology = ["--model", "hydrology", "--size", "48", "--droplets", "3000", "--out-dir", dir];
+    assert!(tool(&hydrology).status.success());
+    let heights = std::fs::read(format!("{dir}/after.r32")).unwrap();
+    let out = tool(&[&hydrology[..], &["--cell-size", "0.5"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ne!(std::fs::read(format!("{dir}/after.r32")).unwrap(), heights);
     let _ = std::fs::remove_dir_all(dir);
 }
 

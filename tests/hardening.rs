@@ -296,6 +296,7 @@ fn arb_hydrology() -> impl Strategy<Value = HydrologyParams> {
             any::<bool>(),
             any::<bool>(),
             [ranged(1e-3, 1e9, false), ranged(0.0, 1e6, false), ranged(0.0, 100.0, false)],
+            prop_oneof![Just(1.0f32), 0.5f32..4.0],
         ),
     )
         .prop_map(
@@ -307,7 +308,7 @@ fn arb_hydrology() -> impl Strategy<Value = HydrologyParams> {
                 (particles, batch, max_steps),
                 (max_fails, spill),
                 (pit_safe, trees, sea_level),
-                (stall_in_pits, open_border, [channel_area, outlet_erosion, spill_speed]),
+                (stall_in_pits, open_border, [channel_area, outlet_erosion, spill_speed], cell_size),
             )| HydrologyParams {
                 dt,
                 density,
@@ -338,8 +339,12 @@ fn arb_hydrology() -> impl Strategy<Value = HydrologyParams> {
                 open_border,
                 sea_level,
                 settle_pits: batch % 2 == 0,
+                cell_size,
             },
         )
+        // A cell size whose params in cells leave their ranges (a rate times
+        // `dt * cell_size` above 1) is drawn as 1.
+        .prop_map(|p| if p.validate().is_ok() { p } else { HydrologyParams { cell_size: 1.0, ..p } })
 }
 
 /// A rayon pool of 1 or 2 threads, built once per test binary.

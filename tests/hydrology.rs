@@ -483,6 +483,15 @@ fn bad_params_are_typed_errors_naming_the_field() {
         (HydrologyParams { stall_acceleration: -1.0, ..d }, "stall_acceleration"),
         (HydrologyParams { entrainment: 1e4, ..d }, "entrainment"),
         (HydrologyParams { sea_level: Some(f32::NAN), ..d }, "sea_level"),
+        (HydrologyParams { cell_size: 0.0, ..d }, "cell_size"),
+        (HydrologyParams { cell_size: -1.0, ..d }, "cell_size"),
+        (HydrologyParams { cell_size: f32::NAN, ..d }, "cell_size"),
+        (HydrologyParams { cell_size: f32::INFINITY, ..d }, "cell_size"),
+        (HydrologyParams { cell_size: 2e6, ..d }, "cell_size"),
+        // Valid alone, but friction * dt * cell_size = 1.2 > 1 in cells.
+        (HydrologyParams { cell_size: 10.0, ..d }, "cell_size"),
+        // 1e4 / 1e-3 steps in cells, past the limit.
+        (HydrologyParams { cell_size: 1e-3, ..d }, "cell_size"),
     ];
     for (p, field) in cases {
         let err = p.validate().unwrap_err();
@@ -493,6 +502,46 @@ fn bad_params_are_typed_errors_naming_the_field() {
     let plain =
         HydrologyParams { entrainment: 0.0, pit_safe: false, trees: false, sea_level: Some(-3.0), ..d };
     assert!(plain.validate().is_ok());
+}
+
+/// `cell_size` puts every length in the params' unit: `in_cells` gives the
+/// params a run steps with, and a run with a cell size is, bit for bit, the
+/// run with those params by hand (at a size where the run-out and a delta's
+/// reach, 8 unit lengths, round to the same 8 cells).
+#[test]
+fn cell_size_scales_each_length_as_documented() {
+    let d = HydrologyParams { sea_level: Some(0.05), ..params(6_000) };
+    assert_eq!(d.in_cells(), d, "cell size 1: the params as they are");
+    for c in [0.5f32, 1.0625, 2.0] {
+        let world = HydrologyParams { cell_size: c, ..d };
+        let hand = HydrologyParams {
+            dt: d.dt * c,
+            density: d.density * c,
+            height_scale: d.height_scale / c,
+            spill_speed: d.spill_speed / c,
+            stall_acceleration: d.stall_acceleration / c,
+            max_steps: (d.max_steps as f32 / c).round() as u32,
+            batch: (d.batch as f32 / (c * c)).round() as u32,
+            ..d
+        };
+        assert_eq!(world.in_cells(), hand, "{c}");
+        assert!(world.validate().is_ok());
+    }
+    let before = island_terrain(64, 64, 2).unwrap();
+    let run = |p: HydrologyParams| {
+        let mut map = before.clone();
+        let mut h = Hydrology::new(p, 64, 64).unwrap();
+        let report = h.run_seeded(&mut map, 3).unwrap();
+        assert_books(&before, &map, 0.0, &h, &report);
+        assert!(report.erosion.eroded > 0.0 && report.floods > 0, "{report:?}");
+        ([&map, h.pool(), h.stream(), h.vegetation()].map(common::map_hash), report)
+    };
+    let world = HydrologyParams { cell_size: 1.0625, ..d };
+    assert_eq!(run(world), run(world.in_cells()));
+    // Finer cells: more steps to cross the same cells' worth of world.
+    let (coarse, fine) = (run(d), run(HydrologyParams { cell_size: 0.5, ..d }));
+    assert_ne!(coarse.0, fine.0);
+    assert!(fine.1.erosion.steps > coarse.1.erosion.steps, "{:?} {:?}", fine.1.erosion, coarse.1.erosion);
 }
 
 fn arb_map() -> impl Strategy<Value = Heightmap> {
@@ -522,14 +571,19 @@ fn arb_params() -> impl Strategy<Value = HydrologyParams> {
         (0.1f32..=2.0, 0.0f32..=1.0, 0.0f32..=1.0, 0.0f32..=0.05, 0.001f32..=0.5, 0.0f32..=100.0),
         (0u32..=60, 1u32..=30, 0.0f32..=1.0, 0.001f32..=1000.0, 0.0f32..=1.0, 0.05f32..=1.0),
         (1u32..=12, 1u32..=6, 1u32..=3_000, 0.0f32..=1.0, 0.0f32..=20.0),
-        (any::<bool>(), any::<bool>(), prop::option::of(-1.0f32..1.0)),
+        (
+            any::<bool>(),
+            any::<bool>(),
+            prop::option::of(-1.0f32..1.0),
+            prop_oneof![Just(1.0f32), 0.5f32..3.0],
+        ),
         (any::<bool>(), any::<bool>(), 0.1f32..=1000.0, 0.0f32..=2.0, 0.0f32..=3.0),
     )
         .prop_map(|(a, b, c, d, e)| {
             let (dt, friction, kd, ke, min_volume, height_scale) = a;
             let (particles, batch, lrate, volume_factor, drainage, approach) = b;
             let (max_fails, spill, max_steps, stall_stream, entrainment) = c;
-            let (pit_safe, trees, sea_level) = d;
+            let (pit_safe, trees, sea_level, cell_size) = d;
             let (stall_in_pits, open_border, channel_area, outlet_erosion, spill_speed) = e;
             HydrologyParams {
                 dt,
@@ -560,8 +614,11 @@ fn arb_params() -> impl Strategy<Value = HydrologyParams> {
                 open_border,
                 sea_level,
                 settle_pits: particles % 2 == 0,
+                cell_size,
             }
         })
+        // A cell size whose params in cells leave their ranges is drawn as 1.
+        .prop_map(|p| if p.validate().is_ok() { p } else { HydrologyParams { cell_size: 1.0, ..p } })
         .prop_filter("valid", |p| p.validate().is_ok())
 }
 
@@ -582,7 +639,7 @@ proptest! {
         let balance = MassBalance::new(&map, &after, first.erosion.outflow);
         prop_assert!(balance.is_conserved(), "{:?} {:?}", balance, first);
         prop_assert!(first.is_water_balanced(), "{:?}", first);
-        prop_assert!(first.erosion.steps <= u64::from(p.particles) * u64::from(p.max_steps));
+        prop_assert!(first.erosion.steps <= u64::from(p.particles) * u64::from(p.in_cells().max_steps));
     }
 
     #[test]

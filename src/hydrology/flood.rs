@@ -15,15 +15,6 @@ use crate::reach::Reach;
 /// moves on keeps its load.
 const POOL_TRAP: f64 = 0.9;
 
-/// How far, in cells on each axis, from where a particle enters a pool its
-/// load settles: lakes fill from their inflows, in deltas up to 17 cells
-/// across, and settling costs at most 289 deposits whatever the lake's size.
-const DELTA_RADIUS: usize = 8;
-
-/// Cells a particle that rolled back into the pool it spilled from runs down
-/// the outlet before it descends again.
-const RUN_OUT: usize = 8;
-
 /// Attempts per flood, whatever happens: successful fills roughly halve the
 /// volume left each time and failed ones are bounded by `max_fails`, so this only
 /// guards against a plane that `f64` can no longer move.
@@ -344,14 +335,14 @@ impl World<'_> {
 
     /// Moves a particle that spilled to a drain for the second time in a row
     /// down the steepest descent from it (the lowest lower neighbour on the
-    /// water surface), up to [`RUN_OUT`] cells, stopping at a pool, a hollow
+    /// water surface), up to 8 cells (8 unit lengths with a `cell_size`), stopping at a pool, a hollow
     /// or a masked cell; it moves on at `spill_speed` along its last move.
     /// Nothing is eroded on the way. Returns `false`, the particle part way,
     /// if the run would go on beyond what the world holds (a tile's zone).
     fn run_out(&mut self, p: &mut Particle) -> bool {
         let (w, h) = (self.width, self.height);
         let mut at = self.index_of(p.position);
-        for _ in 0..RUN_OUT {
+        for _ in 0..self.k.run_out {
             let (x, y) = (at % w, at / w);
             if !self.reach.holds_cell(w, h, x, y) {
                 // Its lowest neighbour may lie beyond the zone (a drain at
@@ -385,7 +376,10 @@ impl World<'_> {
     }
 
     /// Puts `load` down evenly over the cells of the flood set that hold this
-    /// pool's water at `level` and lie within [`DELTA_RADIUS`] cells of `entry`,
+    /// pool's water at `level` and lie within the delta's reach of `entry` (8
+    /// cells on each axis at `cell_size` 1: lakes fill from their inflows, in
+    /// deltas up to 17 cells across, and settling costs at most 289 deposits
+    /// whatever the lake's size),
     /// where the particle came in: a delta whose bed fills flat, not a spike
     /// where the water entered (shores, sill and any other pool in the set stay
     /// as they are). The water it displaces joins `water`. Returns what is
@@ -394,12 +388,12 @@ impl World<'_> {
         if load == 0.0 {
             return load;
         }
-        let w = self.width;
+        let (w, reach) = (self.width, self.k.delta_radius);
         let (ex, ey) = (entry % w, entry / w);
         let in_pool = |world: &Self, i: usize| {
             let depth = f64::from(world.pool[i]);
-            (i % w).abs_diff(ex) <= DELTA_RADIUS
-                && (i / w).abs_diff(ey) <= DELTA_RADIUS
+            (i % w).abs_diff(ex) <= reach
+                && (i / w).abs_diff(ey) <= reach
                 && depth > 0.0
                 && (world.level(i) - level).abs() <= depth * LEVEL_SLACK
         };

@@ -334,7 +334,7 @@ impl Hydrology {
         self.rebuild_surface(heights);
         let (mut world, trees, times) = self.whole_map(heights, base_level, gate);
         world.outputs = tracks;
-        let batch = u64::from(params.batch);
+        let batch = u64::from(world.k.batch);
         let mut in_batch = 0;
         for done in 0..total {
             if ticker.should_stop(done) {

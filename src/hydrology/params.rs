@@ -18,7 +18,9 @@ use crate::error::{ParamError, check, check_above, check_range};
 /// map saturates; no setting restores it).
 /// Units as for [`ErosionParams`](crate::ErosionParams): positions in cells, heights
 /// in map units, time in steps of `dt`; water in particle volumes (a new particle
-/// holds 1).
+/// holds 1: the rain on one cell). With a `cell_size` other than 1 every
+/// length, speed and area is in the params' unit length instead (world units;
+/// see [`HydrologyParams::cell_size`]).
 ///
 /// Validated once, by [`HydrologyParams::validate`], when the simulator is built.
 ///
@@ -167,6 +169,28 @@ pub struct HydrologyParams {
     /// stands in the sea, so floods never walk it. Default `None` (the border
     /// as `open_border` says); a set level must be finite.
     pub sea_level: Option<f32>,
+    /// The side of a cell in the params' unit length (world units), so that the
+    /// same params give the same landforms on the same landscape sampled at
+    /// any resolution (give the rain per cell, with
+    /// [`with_particles_per_cell`](Self::with_particles_per_cell): a particle
+    /// is the rain on one cell). Default 1: every length in cells, the params
+    /// as they are, bit for bit. Otherwise a step still moves a particle about
+    /// one cell and takes `dt * cell_size` of time (friction, evaporation and
+    /// mass transfer per step scale with it); slopes are height over
+    /// `cell_size` (`height_scale` per unit length); speeds (`spill_speed`)
+    /// and accelerations (`stall_acceleration`) are per unit length;
+    /// `max_steps`, the run-out and a delta's reach (8 cells at 1) count unit
+    /// lengths; and the stream map takes in `batch` particles per
+    /// `cell_size²` of area, so it adapts at the same rate per rainfall. Kept
+    /// per cell and per particle, as measured (docs/landscape.md): the
+    /// channels a particle cuts are a few cells wide at any resolution, and
+    /// `channel_area` stays in cells (as an area, Flint's θ fell by 0.08-0.12
+    /// at 256² and 1024²); `drainage` and `outlet_erosion` stay per particle
+    /// (a lake's outlet is a cell); trees stay a cell's size, one seeded per
+    /// batch (the article's). [`HydrologyParams::in_cells`] gives the params
+    /// a run steps with. Range `(0, 1e6]`, and the params in cells must keep
+    /// their own ranges (else a [`ParamError`] names `cell_size`).
+    pub cell_size: f32,
 }
 
 impl Default for HydrologyParams {
@@ -200,6 +224,7 @@ impl Default for HydrologyParams {
             trees: true,
             open_border: true,
             sea_level: None,
+            cell_size: 1.0,
         }
     }
 }
@@ -229,6 +254,52 @@ impl HydrologyParams {
     /// # Errors
     /// A [`ParamError`] naming the first field out of range and the range allowed.
     pub fn validate(&self) -> Result<(), ParamError> {
+        self.validate_fields()?;
+        check_above(self.cell_size, 0.0, 1.0e6, "cell_size", "finite and in (0, 1e6]")?;
+        let cells = self.in_cells();
+        check(
+            cells.validate_fields().is_ok(),
+            "cell_size",
+            "one whose params in cells keep their ranges (rates times dt * cell_size at most 1, \
+             height_scale / cell_size at most 1e6, spill_speed / cell_size at most 100, \
+             max_steps / cell_size at most 1000000)",
+        )
+    }
+
+    /// These params with every length in cells (`cell_size` 1), the ones a run
+    /// steps with: `dt` times `cell_size`; `density` times it (a force per
+    /// unit length is `1 / cell_size` of it per cell); `height_scale`,
+    /// `spill_speed` and `stall_acceleration` over it; `max_steps` over it
+    /// (rounded, at least 1 and at most [`MAX_STEPS_LIMIT`](Self::MAX_STEPS_LIMIT));
+    /// `batch` over its square (rounded, at least 1). With `cell_size` 1 they
+    /// are the params themselves, bit for bit.
+    #[must_use]
+    pub fn in_cells(&self) -> Self {
+        let c = self.cell_size;
+        if c == 1.0 {
+            return *self;
+        }
+        let area = c * c;
+        let count = |n: u32, per: f32, max: u32| -> u32 {
+            // Rounded to nearest; `as` saturates and maps NaN to 0.
+            (crate::math::floor_f64(f64::from(n) / f64::from(per) + 0.5) as u64).clamp(1, u64::from(max))
+                as u32
+        };
+        Self {
+            dt: self.dt * c,
+            density: self.density * c,
+            height_scale: self.height_scale / c,
+            spill_speed: self.spill_speed / c,
+            stall_acceleration: self.stall_acceleration / c,
+            max_steps: count(self.max_steps, c, Self::MAX_STEPS_LIMIT),
+            batch: count(self.batch, area, u32::MAX),
+            cell_size: 1.0,
+            ..*self
+        }
+    }
+
+    /// Every field but `cell_size` against its range.
+    fn validate_fields(&self) -> Result<(), ParamError> {
         check_above(self.dt, 0.0, 10.0, "dt", "finite and in (0, 10]")?;
         check_above(self.density, 0.0, 1000.0, "density", "finite and in (0, 1000]")?;
         let rate = |value: f32, field, allowed| {
@@ -257,5 +328,13 @@ impl HydrologyParams {
         check_range(self.stall_acceleration, 0.0, 1.0e6, "stall_acceleration", "finite and in [0, 1e6]")?;
         check_range(self.entrainment, 0.0, 1000.0, "entrainment", "finite and in [0, 1000]")?;
         check(self.sea_level.is_none_or(f32::is_finite), "sea_level", "finite when set")
+    }
+
+    /// Whole cells in `length` unit lengths (rounded, at least 1): the run-out
+    /// (8) and a delta's reach (8) at this `cell_size`.
+    pub(super) fn cells_in(&self, length: f32) -> usize {
+        let cells = f64::from(length) / f64::from(self.cell_size);
+        // `as` saturates; the cap keeps a delta's square countable.
+        (crate::math::floor_f64(cells + 0.5) as usize).clamp(1, 1 << 16)
     }
 }

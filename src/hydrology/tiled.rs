@@ -144,7 +144,7 @@ impl Hydrology {
         let base_level = heights.iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
         let layout = Layout::new(tile, width, height);
         let mut queues: Vec<Vec<Journey>> = (0..layout.tiles()).map(|_| Vec::new()).collect();
-        let (total, batch) = (u64::from(params.particles), u64::from(params.batch));
+        let (total, batch) = (u64::from(params.particles), u64::from(k.batch));
         let mut report = HydrologyReport::default();
         let mut spawned = 0u64;
         let mut round = 0u64;

@@ -14,7 +14,8 @@ use crate::grid::clamped_cell;
 use crate::layers::Track;
 use crate::reach::Reach;
 
-/// Per-run constants derived from validated params.
+/// Per-run constants derived from validated params, every length in cells
+/// ([`HydrologyParams::in_cells`]).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Constants {
     pub(super) dt: f32,
@@ -45,10 +46,18 @@ pub(super) struct Constants {
     pub(super) channel_area: f32,
     pub(super) outlet_erosion: f64,
     pub(super) spill_speed: f32,
+    /// Cells of a run-out: 8 unit lengths.
+    pub(super) run_out: usize,
+    /// How far, in cells on each axis, from where a particle enters a pool
+    /// its load settles: 8 unit lengths.
+    pub(super) delta_radius: usize,
+    /// Particles between two stream-map updates, in cells' rain.
+    pub(super) batch: u32,
 }
 
 impl Constants {
-    pub(super) fn new(p: &HydrologyParams) -> Self {
+    pub(super) fn new(params: &HydrologyParams) -> Self {
+        let p = &params.in_cells();
         Self {
             dt: p.dt,
             density: p.density,
@@ -74,6 +83,9 @@ impl Constants {
             channel_area: p.channel_area,
             outlet_erosion: f64::from(p.outlet_erosion),
             spill_speed: p.spill_speed,
+            run_out: params.cells_in(8.0),
+            delta_radius: params.cells_in(8.0),
+            batch: p.batch,
         }
     }
 }

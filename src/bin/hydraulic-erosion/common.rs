@@ -68,13 +68,13 @@ impl Model {
 
     /// The model's vertical exaggeration per cell: slopes are this times the
     /// height difference per cell, so a cell is its inverse in height units
-    /// wide in the model's eyes (the landscape preset's and Snowball's
-    /// `height_scale` are per unit length: over their `cell_size`).
+    /// wide in the model's eyes (the landscape preset's, Snowball's and
+    /// Hydrology's `height_scale` are per unit length: over their `cell_size`).
     pub fn height_scale(&self) -> f32 {
         match self {
             Self::Physical(p) => p.height_scale / p.channels.map_or(1.0, |c| c.cell_size),
             Self::Snowball(p) => p.in_cells().height_scale,
-            Self::Hydrology(p) => p.height_scale,
+            Self::Hydrology(p) => p.in_cells().height_scale,
         }
     }
 

@@ -37,7 +37,8 @@
 //! cell of the 512² map it was tuned on, so `512 / side` for the same
 //! landscape at another size): every length then holds in the world. For
 //! `--model snowball` it is `SnowballParams::cell_size` (a cell of the
-//! original's, in its lengths).
+//! original's, in its lengths), for `--model hydrology`
+//! `HydrologyParams::cell_size` (likewise).
 //! `--sea-level H` makes the cells at or below height `H` sea: for the
 //! landscape preset `Channels::sea_level` (droplets end there, their load
 //! carried off: rivers keep their slopes to the coast), for `--model
@@ -59,7 +60,8 @@ use std::process::ExitCode;
 use common::{ControlFiles, MODELS, Model, Outputs, say};
 use hydraulic_erosion::{Channels, ErosionParams, Layers, ReadOptions, ThermalParams, read_heightmap};
 
-const CELL_SIZE_NEEDS: &str = "--cell-size needs the physical model's landscape preset or the snowball model";
+const CELL_SIZE_NEEDS: &str =
+    "--cell-size needs the physical model's landscape preset, or the snowball or hydrology model";
 
 const SEA_LEVEL_NEEDS: &str =
     "--sea-level needs the physical model's landscape preset or the hydrology model";
@@ -78,7 +80,8 @@ struct Args {
     landscape: bool,
     /// No `--droplets`: the model's own count (the landscape preset's per cell).
     per_cell: bool,
-    /// `--cell-size`: the landscape preset's `Channels::cell_size`.
+    /// `--cell-size`: the landscape preset's `Channels::cell_size`, or the
+    /// Snowball's or Hydrology's `cell_size`.
     cell_size: Option<f32>,
     /// `--sea-level`: the landscape preset's `Channels::sea_level`, or
     /// Hydrology's `sea_level`.
@@ -188,9 +191,9 @@ fn parse_args() -> Result<Args, String> {
             params.snowballs = droplets.or(params.snowballs);
             params.cell_size = args.cell_size.unwrap_or(params.cell_size);
         }
-        Model::Hydrology(_) if args.cell_size.is_some() => return Err(CELL_SIZE_NEEDS.into()),
         Model::Hydrology(params) => {
             params.particles = droplets.unwrap_or(params.particles);
+            params.cell_size = args.cell_size.unwrap_or(params.cell_size);
             params.pit_safe |= pit_safe;
             params.sea_level = args.sea_level.or(params.sea_level);
         }
