@@ -335,8 +335,9 @@ impl World<'_> {
 
     /// Moves a particle that spilled to a drain for the second time in a row
     /// down the steepest descent from it (the lowest lower neighbour on the
-    /// water surface), up to 8 cells (8 unit lengths with a `cell_size`), stopping at a pool, a hollow
-    /// or a masked cell; it moves on at `spill_speed` along its last move.
+    /// water surface), up to 8 cells (8 unit lengths with a `cell_size`),
+    /// stopping at a pool, a hollow or a masked cell; it moves on at
+    /// `spill_speed` along its last move.
     /// Nothing is eroded on the way. Returns `false`, the particle part way,
     /// if the run would go on beyond what the world holds (a tile's zone).
     fn run_out(&mut self, p: &mut Particle) -> bool {
@@ -376,13 +377,12 @@ impl World<'_> {
     }
 
     /// Puts `load` down evenly over the cells of the flood set that hold this
-    /// pool's water at `level` and lie within the delta's reach of `entry` (8
-    /// cells on each axis at `cell_size` 1: lakes fill from their inflows, in
-    /// deltas up to 17 cells across, and settling costs at most 289 deposits
-    /// whatever the lake's size),
-    /// where the particle came in: a delta whose bed fills flat, not a spike
-    /// where the water entered (shores, sill and any other pool in the set stay
-    /// as they are). The water it displaces joins `water`. Returns what is
+    /// pool's water at `level` and lie within the delta's reach (8 cells on
+    /// each axis at `cell_size` 1) of `entry`, where the particle came in: a
+    /// delta whose bed fills flat, not a spike where the water entered
+    /// (shores, sill and any other pool in the set stay as they are). Lakes
+    /// fill from their inflows, in deltas up to 17 cells across, and settling
+    /// costs at most 289 deposits whatever the lake's size. The water it displaces joins `water`. Returns what is
     /// left: all of `load` if no such cell holds the pool.
     fn settle(&mut self, load: f64, level: f64, entry: usize, water: &mut f64) -> f64 {
         if load == 0.0 {

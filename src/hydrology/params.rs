@@ -18,9 +18,9 @@ use crate::error::{ParamError, check, check_above, check_range};
 /// map saturates; no setting restores it).
 /// Units as for [`ErosionParams`](crate::ErosionParams): positions in cells, heights
 /// in map units, time in steps of `dt`; water in particle volumes (a new particle
-/// holds 1: the rain on one cell). With a `cell_size` other than 1 every
-/// length, speed and area is in the params' unit length instead (world units;
-/// see [`HydrologyParams::cell_size`]).
+/// holds 1: the rain on one cell). With a `cell_size` other than 1 lengths,
+/// speeds and times are in the params' unit length instead (world units;
+/// `channel_area` stays in cells; see [`HydrologyParams::cell_size`]).
 ///
 /// Validated once, by [`HydrologyParams::validate`], when the simulator is built.
 ///
@@ -334,7 +334,7 @@ impl HydrologyParams {
     /// (8) and a delta's reach (8) at this `cell_size`.
     pub(super) fn cells_in(&self, length: f32) -> usize {
         let cells = f64::from(length) / f64::from(self.cell_size);
-        // `as` saturates; the cap keeps a delta's square countable.
+        // `as` saturates; the cap bounds a run-out's walk.
         (crate::math::floor_f64(cells + 0.5) as usize).clamp(1, 1 << 16)
     }
 }

@@ -51,7 +51,7 @@ pub(super) struct Constants {
     /// How far, in cells on each axis, from where a particle enters a pool
     /// its load settles: 8 unit lengths.
     pub(super) delta_radius: usize,
-    /// Particles between two stream-map updates, in cells' rain.
+    /// Particles between two stream-map updates: `batch` per `cell_size²`.
     pub(super) batch: u32,
 }
 
