@@ -570,17 +570,28 @@ impl World<'_> {
             scratch.set.push(i);
             depth_sum += plane - s;
             let (x, y) = (i % w, i / w);
-            if x == 0 || y == 0 || x + 1 == w || y + 1 == h {
-                if !reach.holds_cell(w, h, x, y) {
-                    return Err(OutOfReach);
+            if x > 0 && y > 0 && x + 1 < w && y + 1 < h {
+                // Inside the border: every neighbour is on the map (the
+                // order of `NEIGHBOURS`, without their bounds checks: a
+                // sixth off a flood).
+                for j in [i + 1, i - 1, i + w, i - w, i + w + 1, i - w - 1, i + 1 - w, i + w - 1] {
+                    if scratch.visited[j] != epoch {
+                        scratch.visited[j] = epoch;
+                        scratch.stack.push(j);
+                    }
                 }
-                at_border = true;
-                if let Some(sea) = sea {
-                    lower(&mut outlet, Outlet::Sea, sea);
-                } else if open_border {
-                    // Water at the border runs off the map over this cell.
-                    lower(&mut outlet, Outlet::Sea, f64::from(self.heights[i]));
-                }
+                continue;
+            }
+            // On the border of the map, or of a zone.
+            if !reach.holds_cell(w, h, x, y) {
+                return Err(OutOfReach);
+            }
+            at_border = true;
+            if let Some(sea) = sea {
+                lower(&mut outlet, Outlet::Sea, sea);
+            } else if open_border {
+                // Water at the border runs off the map over this cell.
+                lower(&mut outlet, Outlet::Sea, f64::from(self.heights[i]));
             }
             for (dx, dy) in NEIGHBOURS {
                 let (nx, ny) = (x.wrapping_add_signed(dx), y.wrapping_add_signed(dy));
