@@ -504,8 +504,9 @@ fn bad_params_are_typed_errors_naming_the_field() {
     assert!(plain.validate().is_ok());
 }
 
-/// `cell_size` puts every length in the params' unit: `in_cells` gives the
-/// params a run steps with, and a run with a cell size is, bit for bit, the
+/// `cell_size` puts lengths, speeds and times in the params' unit (the rest,
+/// `channel_area` and the pool rates among them, stay as they are): `in_cells`
+/// gives the params a run steps with, and a run with a cell size is, bit for bit, the
 /// run with those params by hand (at a size where the run-out and a delta's
 /// reach, 8 unit lengths, round to the same 8 cells).
 #[test]
@@ -538,7 +539,7 @@ fn cell_size_scales_each_length_as_documented() {
     };
     let world = HydrologyParams { cell_size: 1.0625, ..d };
     assert_eq!(run(world), run(world.in_cells()));
-    // Finer cells: more steps to cross the same cells' worth of world.
+    // Finer cells: each step is a shorter time, so a particle lives more of them.
     let (coarse, fine) = (run(d), run(HydrologyParams { cell_size: 0.5, ..d }));
     assert_ne!(coarse.0, fine.0);
     assert!(fine.1.erosion.steps > coarse.1.erosion.steps, "{:?} {:?}", fine.1.erosion, coarse.1.erosion);
