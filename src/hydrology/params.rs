@@ -281,9 +281,7 @@ impl HydrologyParams {
         }
         let area = c * c;
         let count = |n: u32, per: f32, max: u32| -> u32 {
-            // Rounded to nearest; `as` saturates and maps NaN to 0.
-            (crate::math::floor_f64(f64::from(n) / f64::from(per) + 0.5) as u64).clamp(1, u64::from(max))
-                as u32
+            rounded_count(f64::from(n) / f64::from(per), u64::from(max)) as u32
         };
         Self {
             dt: self.dt * c,
@@ -333,8 +331,13 @@ impl HydrologyParams {
     /// Whole cells in `length` unit lengths (rounded, at least 1): the run-out
     /// (8) and a delta's reach (8) at this `cell_size`.
     pub(super) fn cells_in(&self, length: f32) -> usize {
-        let cells = f64::from(length) / f64::from(self.cell_size);
-        // `as` saturates; the cap bounds a run-out's walk.
-        (crate::math::floor_f64(cells + 0.5) as usize).clamp(1, 1 << 16)
+        // The cap bounds a run-out's walk.
+        rounded_count(f64::from(length) / f64::from(self.cell_size), 1 << 16) as usize
     }
+}
+
+/// `x` rounded to nearest, clamped to `[1, max]` (`as` saturates and maps
+/// NaN to 0, so any `x` gives a count in range).
+fn rounded_count(x: f64, max: u64) -> u64 {
+    (crate::math::floor_f64(x + 0.5) as u64).clamp(1, max)
 }
