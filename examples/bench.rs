@@ -183,6 +183,7 @@ fn override_hydrology(mut p: HydrologyParams, set: &str) -> Result<HydrologyPara
         "hydrology.stall_in_pits" => p.stall_in_pits = v != 0.0,
         "hydrology.open_border" => p.open_border = v != 0.0,
         "hydrology.settle_pits" => p.settle_pits = v != 0.0,
+        "hydrology.exact_flood" => p.exact_flood = v != 0.0,
         "hydrology.cell_size" => p.cell_size = v,
         other => return Err(format!("--set: unknown Hydrology field {other} (hydrology.FIELD)")),
     }

@@ -1,5 +1,5 @@
 //! Measures what one Hydrology flood costs against the size of its pool, on
-//! maps of different sizes: the table of README's "Performance" section.
+//! maps of different sizes: the table of docs/performance.md.
 //!
 //! ```text
 //! cargo run --release --example flood_cost

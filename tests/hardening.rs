@@ -291,7 +291,12 @@ fn arb_hydrology() -> impl Strategy<Value = HydrologyParams> {
         [ranged(0.0, 1e6, false), ranged(0.0, 1e6, false), ranged(0.0, 1000.0, false)],
         (0u32..=30, prop_oneof![1u32..=20, Just(u32::MAX)], step_limit()),
         (prop_oneof![1u32..=10, Just(1000u32)], prop_oneof![1u32..=10, Just(1000u32)]),
-        (any::<bool>(), any::<bool>(), prop::option::of(prop_oneof![-2.0f32..2.0, ranged(0.0, 1e30, false)])),
+        (
+            any::<bool>(),
+            any::<bool>(),
+            prop::option::of(prop_oneof![-2.0f32..2.0, ranged(0.0, 1e30, false)]),
+            any::<bool>(),
+        ),
         (
             any::<bool>(),
             any::<bool>(),
@@ -307,7 +312,7 @@ fn arb_hydrology() -> impl Strategy<Value = HydrologyParams> {
                 [stall_stream, stall_acceleration, entrainment],
                 (particles, batch, max_steps),
                 (max_fails, spill),
-                (pit_safe, trees, sea_level),
+                (pit_safe, trees, sea_level, exact_flood),
                 (stall_in_pits, open_border, [channel_area, outlet_erosion, spill_speed], cell_size),
             )| HydrologyParams {
                 dt,
@@ -323,6 +328,7 @@ fn arb_hydrology() -> impl Strategy<Value = HydrologyParams> {
                 lrate,
                 volume_factor,
                 drainage,
+                exact_flood,
                 approach,
                 max_fails,
                 spill,

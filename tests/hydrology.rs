@@ -105,6 +105,21 @@ fn value_stability() {
     let hashes =
         [&map, h.pool(), h.stream(), h.vegetation()].map(|g| format!("{:016x}", common::map_hash(g)));
     eprintln!("{hashes:?} {report:?}");
+    assert_eq!(report.erosion.steps, 39_845);
+    assert_eq!(hashes, ["fd2c04dac85dd175", "bb77c98d49a088ba", "e90af77627f5b515", "f829763f98e49ec5"]);
+}
+
+#[test]
+fn value_stability_with_test_planes() {
+    // Pinned as the test above, with the article's test planes (and the
+    // spill limit they had as defaults).
+    let mut map = fbm_terrain(48, 40, 3).unwrap();
+    let p = HydrologyParams { batch: 100, lrate: 0.1, exact_flood: false, spill: 20, ..params(3_000) };
+    let mut h = Hydrology::new(p, 48, 40).unwrap();
+    let report = h.run_seeded(&mut map, 11).unwrap();
+    let hashes =
+        [&map, h.pool(), h.stream(), h.vegetation()].map(|g| format!("{:016x}", common::map_hash(g)));
+    eprintln!("{hashes:?} {report:?}");
     assert_eq!(report.erosion.steps, 35_765);
     assert_eq!(hashes, ["6f6bedf549cf150a", "f967c9cc36b734d2", "19ac21cb25b64c34", "20ea4579c427f925"]);
 }
@@ -244,7 +259,9 @@ fn a_100_000_cell_lake_fills_and_drains_on_a_small_stack() {
             filled.depth.cells().iter().enumerate().filter(|&(i, &d)| in_basin(i) && d > 0.0).count();
         assert_eq!(closed, 0, "{closed} basin cells below their spill level");
         assert!(report.drains > 0 && report.water_outflow > 0.0);
-        assert!(report.flood_cells / report.floods >= 100_000);
+        // Floods walked the whole lake, again and again (hops off the
+        // cliff walk a few cells).
+        assert!(report.flood_cells >= 20 * 100_000, "{} cells walked", report.flood_cells);
     });
     thread.unwrap().join().unwrap();
 }
@@ -577,6 +594,7 @@ fn arb_params() -> impl Strategy<Value = HydrologyParams> {
             any::<bool>(),
             prop::option::of(-1.0f32..1.0),
             prop_oneof![Just(1.0f32), 0.5f32..3.0],
+            any::<bool>(),
         ),
         (any::<bool>(), any::<bool>(), 0.1f32..=1000.0, 0.0f32..=2.0, 0.0f32..=3.0),
     )
@@ -584,7 +602,7 @@ fn arb_params() -> impl Strategy<Value = HydrologyParams> {
             let (dt, friction, kd, ke, min_volume, height_scale) = a;
             let (particles, batch, lrate, volume_factor, drainage, approach) = b;
             let (max_fails, spill, max_steps, stall_stream, entrainment) = c;
-            let (pit_safe, trees, sea_level, cell_size) = d;
+            let (pit_safe, trees, sea_level, cell_size, exact_flood) = d;
             let (stall_in_pits, open_border, channel_area, outlet_erosion, spill_speed) = e;
             HydrologyParams {
                 dt,
@@ -599,6 +617,7 @@ fn arb_params() -> impl Strategy<Value = HydrologyParams> {
                 lrate,
                 volume_factor,
                 drainage,
+                exact_flood,
                 approach,
                 max_fails,
                 spill,
@@ -770,11 +789,15 @@ fn an_open_border_lets_pools_spill_off_the_map() {
     let run = |open_border| top_of_water(&slope, HydrologyParams { open_border, ..scene(400, 0.01) });
     let (walled, walled_report) = run(false);
     let (open, open_report) = run(true);
-    eprintln!("top of the water: walled {walled}, open {open}");
+    eprintln!("top of the water: walled {walled}, open {open}; {walled_report:?} {open_report:?}");
     assert!(walled > 0.05, "walled in by the border");
-    // Water only stands in the ripples' hollows, at most a ripple deep.
+    // Walled, nine tenths of the rain pools (a few particles that spill at
+    // the border roll off the map); open, water only stands in the
+    // ripples' hollows, at most a ripple deep, and nineteen twentieths of
+    // the rain runs off.
+    assert!(walled_report.pooled > 0.9 * 400.0, "{walled_report:?}");
     assert!(open < 0.002 + 0.01, "open: {open}");
-    assert!(open_report.water_outflow > 100.0 * walled_report.water_outflow.max(1.0));
+    assert!(open_report.water_outflow > 0.95 * 400.0, "{open_report:?}");
 }
 
 #[test]
@@ -827,7 +850,9 @@ fn spilling_water_cuts_the_sill_and_the_lake_drains_with_it() {
     let (cut, cut_top, report) = run(0.5);
     eprintln!("upper lake at {kept_top} without outlet erosion, {cut_top} with; {report:?}");
     assert_eq!(kept, before);
-    assert!(cut[(16, 7)] < before[(16, 7)], "the sill: {} -> {}", before[(16, 7)], cut[(16, 7)]);
+    // The sill is the rim's low point, (16, 7) or (16, 8): both at 0.63.
+    let sill = |m: &Heightmap| m[(16, 7)].min(m[(16, 8)]);
+    assert!(sill(&cut) < sill(&before), "the sill: {} -> {}", sill(&before), sill(&cut));
     assert!(cut_top < kept_top);
     assert!(report.erosion.eroded > 0.0);
     // Only the rim is cut; what it loses settles on the lower lake's bed.

@@ -68,12 +68,43 @@ fn same_bits_on_1_2_and_4_threads() {
     assert!(!trees.is_empty());
 }
 
+/// The article's test planes: the same bits on any thread count, and lakes
+/// wider than a zone (refused in the tiles' turns) flood on the whole map as
+/// in a sequential run.
+#[test]
+fn test_planes_give_the_same_bits_on_1_2_and_4_threads() {
+    let p = HydrologyParams { exact_flood: false, spill: 20, ..params(3000) };
+    let (_, _, report) = on_1_2_and_4_threads(&tiles(16), p, || fbm_terrain(96, 80, 5).unwrap(), 9);
+    assert_eq!(report.erosion.droplets, 3000);
+    assert!(report.floods > 0 && report.drains > 0 && report.pooled > 0.0);
+    let p = HydrologyParams { exact_flood: false, spill: 20, ..lake_params() };
+    let (_, _, report) = on_1_2_and_4_threads(&tiles(8), p, || basin(48), 3);
+    let mut h = Hydrology::new(p, 48, 48).unwrap();
+    let sequential = h.run_seeded(&mut basin(48), 3).unwrap();
+    assert_eq!((report.ended_in_pool, sequential.ended_in_pool), (1500, 1500), "{report:?}");
+    assert!((report.pooled - sequential.pooled).abs() < 0.01 * sequential.pooled);
+}
+
 #[test]
 fn value_stability() {
     // Pinned: a change here is value-breaking (see tests/value_stability.rs).
     // CI runs this file with `std` alone and with `std` and `libm` together.
     let mut map = fbm_terrain(48, 40, 3).unwrap();
     let mut h = Hydrology::new(params(3_000), 48, 40).unwrap();
+    let report = on_threads(2, || tiles(16).run_seeded(&mut h, &mut map, 11).unwrap());
+    let hashes = [&map, h.pool(), h.stream(), h.vegetation()].map(|g| format!("{:016x}", map_hash(g)));
+    eprintln!("{hashes:?} {report:?}");
+    assert_eq!(report.erosion.steps, 37_088);
+    assert_eq!(hashes, ["a3a61633c7f6de55", "2a0a9432d9a982e5", "7e5bb058d8b9a29f", "f1f1ff50f83f5c73"]);
+}
+
+#[test]
+fn value_stability_with_test_planes() {
+    // Pinned as the test above, with the article's test planes (and the
+    // spill limit they had as defaults).
+    let mut map = fbm_terrain(48, 40, 3).unwrap();
+    let p = HydrologyParams { exact_flood: false, spill: 20, ..params(3_000) };
+    let mut h = Hydrology::new(p, 48, 40).unwrap();
     let report = on_threads(2, || tiles(16).run_seeded(&mut h, &mut map, 11).unwrap());
     let hashes = [&map, h.pool(), h.stream(), h.vegetation()].map(|g| format!("{:016x}", map_hash(g)));
     eprintln!("{hashes:?} {report:?}");
@@ -255,9 +286,10 @@ mod properties {
             particles in 0u32..300,
             batch in 1u32..120,
             volume_factor in prop_oneof![Just(1.0f32), Just(100.0f32)],
+            exact_flood in any::<bool>(),
             seed in any::<u64>(),
         ) {
-            let p = HydrologyParams { particles, batch, volume_factor, ..HydrologyParams::default() };
+            let p = HydrologyParams { particles, batch, volume_factor, exact_flood, ..HydrologyParams::default() };
             let parallel = tiles(tile);
             let runs: Vec<Outcome> = [1, 2].into_iter().map(|threads| {
                 let before = fbm_terrain(w, hh, seed).unwrap();

@@ -1,10 +1,12 @@
 //! Flood: seed 002's test-plane algorithm, without recursion and without
 //! map-sized work per flood, so its cost follows the pool's size.
 
+use alloc::collections::BinaryHeap;
 use alloc::vec::Vec;
 
 use glam::Vec2;
 
+use super::exact_flood::Frontier;
 use super::world::{Particle, World};
 use crate::reach::Reach;
 
@@ -22,10 +24,10 @@ pub(super) const FLOOD_ATTEMPTS: u32 = 64;
 
 /// How far, relative to its depth, a pool cell's stored level (`f32` height
 /// plus `f32` depth) may sit off the level it was set to: 4 `f32` ulps.
-const LEVEL_SLACK: f64 = 1.0 / 4_194_304.0;
+pub(super) const LEVEL_SLACK: f64 = 1.0 / 4_194_304.0;
 
 /// The 8 neighbours, in the order the fill visits them.
-const NEIGHBOURS: [(isize, isize); 8] =
+pub(super) const NEIGHBOURS: [(isize, isize); 8] =
     [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1)];
 
 /// Buffers the flood fill reuses, allocated once per simulator: a visit stamp per
@@ -33,15 +35,17 @@ const NEIGHBOURS: [(isize, isize); 8] =
 /// nothing is cleared between fills), the flood set and the fill's stack.
 #[derive(Clone, Debug)]
 pub(super) struct FloodScratch {
-    visited: Vec<u32>,
-    epoch: u32,
-    set: Vec<usize>,
-    stack: Vec<usize>,
+    pub(super) visited: Vec<u32>,
+    pub(super) epoch: u32,
+    pub(super) set: Vec<usize>,
+    pub(super) stack: Vec<usize>,
+    /// The exact flood's frontier ([`Frontier`]).
+    pub(super) frontier: BinaryHeap<Frontier>,
 }
 
 impl FloodScratch {
     pub(super) fn new(visited: Vec<u32>) -> Self {
-        Self { visited, epoch: 0, set: Vec::new(), stack: Vec::new() }
+        Self { visited, epoch: 0, set: Vec::new(), stack: Vec::new(), frontier: BinaryHeap::new() }
     }
 
     /// A fresh epoch; on wrap-around (once in 2^32 fills) the stamps are cleared.
@@ -52,6 +56,16 @@ impl FloodScratch {
             self.epoch = 1;
         }
         self.epoch
+    }
+
+    /// Two fresh epochs, the second one above the first.
+    pub(super) fn next_epoch_pair(&mut self) -> (u32, u32) {
+        if self.epoch >= u32::MAX - 2 {
+            self.visited.fill(0);
+            self.epoch = 0;
+        }
+        self.epoch += 2;
+        (self.epoch - 1, self.epoch)
     }
 }
 
@@ -90,13 +104,15 @@ struct Fill {
 
 /// Where the lowest drain of a fill is.
 #[derive(Clone, Copy, Debug)]
-enum Outlet {
+pub(super) enum Outlet {
     Cell(usize),
     Sea,
 }
 
 impl World<'_> {
-    /// Floods with particle `p` from the cell it stands on.
+    /// Floods with particle `p` from the cell it stands on: exactly
+    /// ([`flood_exact`](Self::flood_exact), `exact_flood`), or by seed 002's
+    /// test planes, as follows.
     ///
     /// Seed 002: a test plane starts at the water level there; each attempt fills
     /// the set of cells connected (8-way) below the plane and at or above the water
@@ -160,15 +176,21 @@ impl World<'_> {
 
     /// Notes cell `i` as it is, before a flood in a zone changes it.
     #[inline]
-    fn remember(&mut self, i: usize) {
+    pub(super) fn remember(&mut self, i: usize) {
         if self.reach != Reach::WHOLE {
             self.undo.push((i, self.heights[i], self.pool[i]));
         }
     }
 
     /// [`flood`](Self::flood), which returns [`Flood::Refused`] with its
-    /// changes still in place.
+    /// changes still in place: exact ([`flood_exact`](Self::flood_exact)) or
+    /// the article's test planes.
     fn flood_within(&mut self, p: &mut Particle) -> Flood {
+        if self.k.exact_flood { self.flood_exact(p) } else { self.flood_test_planes(p) }
+    }
+
+    /// Seed 002's flood by test planes (see [`flood`](Self::flood)).
+    fn flood_test_planes(&mut self, p: &mut Particle) -> Flood {
         let k = self.k;
         self.report.floods += 1;
         let start = self.index_of(p.position);
@@ -237,42 +259,8 @@ impl World<'_> {
                         level = top;
                     }
                 }
-                self.report.drains += 1;
-                let lowered = (level - k.drainage * (level - outlet_level)).max(sill);
-                for s in 0..self.scratch.set.len() {
-                    let i = self.scratch.set[s];
-                    let depth = self.depth_reaching(i, lowered);
-                    if depth < self.pool[i] {
-                        self.remember(i);
-                        p.water -= self.set_pool(i, depth);
-                    }
-                }
-                // A particle that held water here passed through a pool (not a
-                // dry stall that moves on to a lower neighbour).
                 let spilled = wet || level != start_level;
-                if spilled {
-                    // The pool keeps most of the particle's load.
-                    let trapped = p.sediment * POOL_TRAP;
-                    p.sediment += self.settle(trapped, lowered, start, &mut p.water) - trapped;
-                    if let (Some(i), Outlet::Cell(_)) = (sill_cell, outlet) {
-                        self.cut_sill(i, outlet_level, p);
-                    }
-                }
-                return match outlet {
-                    Outlet::Cell(j) => {
-                        let (x, y) = (j % self.width, j / self.width);
-                        p.position = Vec2::new(x as f32 + 0.5, y as f32 + 0.5);
-                        p.velocity = Vec2::ZERO;
-                        if let (true, Some(i)) = (spilled, sill_cell) {
-                            // Out over the sill, away from the pool.
-                            let (sx, sy) = (i % self.width, i / self.width);
-                            let away = Vec2::new(x as f32 - sx as f32, y as f32 - sy as f32);
-                            p.velocity = away.normalize_or_zero() * k.spill_speed;
-                        }
-                        if spilled { Flood::Drain } else { Flood::Hop }
-                    }
-                    Outlet::Sea => Flood::Sea,
-                };
+                return self.drain_to(p, (outlet, outlet_level), (sill_cell, sill), level, spilled, start);
             }
             if n == 0.0 {
                 return Flood::Failed;
@@ -318,6 +306,59 @@ impl World<'_> {
             }
         }
         Flood::Failed
+    }
+
+    /// The flood set's pool at `level` spills to `outlet` (at its level) over
+    /// `sill` (its cell, if a cell, and its height): the level moves
+    /// `drainage` of the way down to the drain but not below the sill, the
+    /// water this releases joins the particle, and if the particle `spilled`
+    /// (it held water here: not a dry stall that moves on to a lower
+    /// neighbour) the pool keeps most of its load (settled from `start`, where
+    /// it came in), the spill wears a dry sill, and the particle moves out
+    /// over it, away from the pool.
+    pub(super) fn drain_to(
+        &mut self,
+        p: &mut Particle,
+        (outlet, outlet_level): (Outlet, f64),
+        (sill_cell, sill): (Option<usize>, f64),
+        level: f64,
+        spilled: bool,
+        start: usize,
+    ) -> Flood {
+        let k = self.k;
+        self.report.drains += 1;
+        let lowered = (level - k.drainage * (level - outlet_level)).max(sill);
+        for s in 0..self.scratch.set.len() {
+            let i = self.scratch.set[s];
+            let depth = self.depth_reaching(i, lowered);
+            if depth < self.pool[i] {
+                self.remember(i);
+                p.water -= self.set_pool(i, depth);
+            }
+        }
+        if spilled {
+            // The pool keeps most of the particle's load.
+            let trapped = p.sediment * POOL_TRAP;
+            p.sediment += self.settle(trapped, lowered, start, &mut p.water) - trapped;
+            if let (Some(i), Outlet::Cell(_)) = (sill_cell, outlet) {
+                self.cut_sill(i, outlet_level, p);
+            }
+        }
+        match outlet {
+            Outlet::Cell(j) => {
+                let (x, y) = (j % self.width, j / self.width);
+                p.position = Vec2::new(x as f32 + 0.5, y as f32 + 0.5);
+                p.velocity = Vec2::ZERO;
+                if let (true, Some(i)) = (spilled, sill_cell) {
+                    // Out over the sill, away from the pool.
+                    let (sx, sy) = (i % self.width, i / self.width);
+                    let away = Vec2::new(x as f32 - sx as f32, y as f32 - sy as f32);
+                    p.velocity = away.normalize_or_zero() * k.spill_speed;
+                }
+                if spilled { Flood::Drain } else { Flood::Hop }
+            }
+            Outlet::Sea => Flood::Sea,
+        }
     }
 
     /// Particle `p` just spilled to the drain it stands on: it runs out from
@@ -384,7 +425,7 @@ impl World<'_> {
     /// fill from their inflows, in deltas up to 17 cells across, and settling
     /// costs at most 289 deposits whatever the lake's size. The water it displaces joins `water`. Returns what is
     /// left: all of `load` if no such cell holds the pool.
-    fn settle(&mut self, load: f64, level: f64, entry: usize, water: &mut f64) -> f64 {
+    pub(super) fn settle(&mut self, load: f64, level: f64, entry: usize, water: &mut f64) -> f64 {
         if load == 0.0 {
             return load;
         }
@@ -413,7 +454,7 @@ impl World<'_> {
     }
 
     /// Raises every cell of the flood set to `plane`; returns the water placed.
-    fn fill_set_to(&mut self, plane: f64) -> f64 {
+    pub(super) fn fill_set_to(&mut self, plane: f64) -> f64 {
         let mut placed = 0.0;
         for s in 0..self.scratch.set.len() {
             let i = self.scratch.set[s];

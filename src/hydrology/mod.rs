@@ -3,6 +3,7 @@
 
 mod descend;
 mod erf;
+mod exact_flood;
 mod flood;
 mod params;
 mod report;
@@ -46,11 +47,13 @@ use crate::simulator::{RunOptions, Simulator};
 ///    parameters from the maps; it stops into a flood when it enters a pool,
 ///    stalls on a stream or stands in a hollow (`stall_in_pits`), and ends
 ///    when it evaporates or leaves the map;
-/// 2. **flood**: a test plane rises over the pool around it until its water is
-///    placed, or until the water reaches a sill with a drain below the water
-///    level beyond it: then the pool fills to its sill, drains a little (never
-///    below the sill), the spill wears the sill (`outlet_erosion`), and the
-///    particle leaves over it to the lowest drain and descends again.
+/// 2. **flood**: the pool around it grows, lowest cell first
+///    (`exact_flood`; the article's test planes by name), until its water is
+///    placed at the level that holds it, or until the pool reaches its sill
+///    with a lower cell beyond: then the pool fills to its sill, drains a
+///    little (never below the sill), the spill wears the sill
+///    (`outlet_erosion`), and the particle leaves over it to that cell and
+///    descends again.
 ///
 /// After every `batch` particles the stream map takes in the water that
 /// crossed each cell, and trees (if on) spawn, spread and die.
@@ -72,9 +75,10 @@ use crate::simulator::{RunOptions, Simulator};
 ///   evenly over the pool's bed, displacing water rather than raising the
 ///   pool's surface; what leaves the map is outflow.
 /// - Basins fill and drain (`../shared/SPEC.md` section 9): a particle in a
-///   dry hollow floods there; a flood whose test plane reaches past a sill
-///   its water cannot fill lowers the plane instead of jumping the particle to
-///   the drain beyond; a spilling pool rests at its sill (drainage lowers it
+///   dry hollow floods there; a flood fills a pool exactly, to the level
+///   that holds its water or to its true sill (`exact_flood`; with the test
+///   planes, one that reaches past a sill its water cannot fill lowers the
+///   plane instead of jumping the particle to the drain beyond); a spilling pool rests at its sill (drainage lowers it
 ///   no further, so a full lake is no closed depression); the spill wears the
 ///   sill and leaves it moving away from the pool (`spill_speed`; one that
 ///   spills to the same drain twice in a row first runs down the outlet, up to
@@ -86,7 +90,7 @@ use crate::simulator::{RunOptions, Simulator};
 ///   with the drainage area instead of saturating where a cell is visited
 ///   every batch.
 /// - Water is accounted for: see [`HydrologyReport`].
-/// - Flood fills use an explicit stack and per-cell visit stamps allocated once,
+/// - Flood fills use an explicit stack (and heap) and per-cell visit stamps allocated once,
 ///   so a flood costs in proportion to its pool, never to the map, and a lake of
 ///   any size cannot overflow the call stack.
 /// - Channel grading (`entrainment`), pit-safe transfer (`pit_safe`), the
@@ -498,13 +502,13 @@ impl Journey {
     /// Its next descent or flood. A particle ends when a descent ends it, when a
     /// flood places its water, fails or reaches the sea, after `spill` spills,
     /// or when its `max_steps` steps are used up (a hop off a dry stall takes
-    /// one step).
-    fn act(&mut self, world: &mut World<'_>, times: &mut PhaseTimes) -> Act {
+    /// one step). `clock` is when it began (the end of the act before, where
+    /// acts follow each other), and becomes when it ended.
+    fn act(&mut self, world: &mut World<'_>, times: &mut PhaseTimes, clock: &mut Mark) -> Act {
         let p = &mut self.particle;
         if self.next == Next::Descend {
-            let mark = Mark::now();
             let descent = world.descend(p, &mut self.steps_left);
-            times.descend_seconds += mark.seconds();
+            times.descend_seconds += clock.lap();
             return match descent {
                 Descent::End(end) => Act::Ended(end),
                 Descent::Flood => {
@@ -514,11 +518,10 @@ impl Journey {
                 Descent::Refused => Act::Refused,
             };
         }
-        let mark = Mark::now();
         // A spill that reaches the spill limit ends the particle at the drain.
         let last = self.spills + 1 >= world.k.spill;
         let flood = world.flood(p, &mut self.last_spill, last);
-        times.flood_seconds += mark.seconds();
+        times.flood_seconds += clock.lap();
         match flood {
             Flood::Placed => Act::Ended(End::Pooled),
             Flood::Failed => Act::Ended(End::FloodFailed),
@@ -547,8 +550,9 @@ impl Journey {
 /// One particle's life on the whole map, where nothing is refused: descend and
 /// flood until it ends.
 fn cycle(world: &mut World<'_>, journey: &mut Journey, times: &mut PhaseTimes) -> End {
+    let mut clock = Mark::now();
     loop {
-        match journey.act(world, times) {
+        match journey.act(world, times, &mut clock) {
             Act::Ended(end) => return end,
             Act::Went => {}
             Act::Refused => unreachable!("the whole map holds every read"),

@@ -7,11 +7,13 @@ use crate::error::{ParamError, check, check_above, check_range};
 /// Defaults are the original program's (dt 1.2, density 1, evaporation 0.001,
 /// deposition 0.08, min volume 0.01, friction 0.1, drainage 0.001, lrate 0.01,
 /// height scale 40, 250 particles between stream-map updates), except a volume
-/// factor of 10 (the original's 100 leaves basins a tenth full) and 20 spills
+/// factor of 10 (the original's 100 leaves basins a tenth full) and 100 spills
 /// (the original's 5 drops the water of chains of lakes), plus additions, each
 /// on by default and each switchable back to the article's plain behaviour:
 /// `entrainment` (set 0 for the article's capacity) and `pit_safe` (set
-/// `false`) from `../shared/SPEC.md` section 5; `stall_in_pits`,
+/// `false`) from `../shared/SPEC.md` section 5; `exact_flood` (`false`: the
+/// article's test planes, with `spill` 20), which fills pools to their exact
+/// level or true sill in a fraction of the test planes' walk; `stall_in_pits`,
 /// `outlet_erosion` (0), `spill_speed` (0) and `open_border` (`false`), which
 /// let basins fill and drain; `settle_pits` (`false`), which settles the dry
 /// pits a run made; and the stream map's `channel_area` (the article's visit
@@ -105,17 +107,31 @@ pub struct HydrologyParams {
     /// spilling lake rests at its outlet. Default 0.001;
     /// range `[0, 1]`.
     pub drainage: f32,
-    /// Approach factor of the flood's test plane: each attempt raises (or lowers)
-    /// the plane by this fraction of the volume difference spread over the pool.
-    /// Default 0.5; range `(0, 1]`.
+    /// Exact floods: a flood grows the pool from where the particle stalled
+    /// one cell at a time, lowest water surface first (a priority flood), so
+    /// it finds the level that holds the particle's water, or the sill the
+    /// pool spills over, in one walk of the pool and its rim, and a pool
+    /// fills to its true sill (the highest ground on its lowest way out).
+    /// The article's test planes (`approach`, `max_fails`) walk every cell
+    /// under each plane they try (most floods fill a small hollow and spill,
+    /// yet walk hundreds of cells beyond its sill), and fill a spilling pool
+    /// only to the ground beside the drain they find. Exact floods spill
+    /// once per hollow on the way down, so they take a larger `spill` (100;
+    /// at 20 fBm's slope-area fit loosened). Default `true`; `false` is the
+    /// article's test planes (with `spill` 20, their default before).
+    pub exact_flood: bool,
+    /// Approach factor of the flood's test plane (`exact_flood` off): each
+    /// attempt raises (or lowers) the plane by this fraction of the volume
+    /// difference spread over the pool. Default 0.5; range `(0, 1]`.
     pub approach: f32,
-    /// Failed flood attempts (test plane too high) before a particle's remaining
-    /// volume is dropped. Default 10; range `[1, 1000]`.
+    /// Failed flood attempts (test plane too high; `exact_flood` off) before a
+    /// particle's remaining volume is dropped. Default 10; range `[1, 1000]`.
     pub max_fails: u32,
     /// How many times a particle may flood and spill out of a pool to a drain
     /// before it is stopped (its remaining volume dropped). A particle that stalls
     /// on dry ground and moves on to a lower neighbour holds no pool and does not
-    /// spill. Default 20 (the article: 5); range `[1, 1000]`.
+    /// spill. Default 100 (exact floods spill once per hollow on the way
+    /// down; the test planes took 20; the article: 5); range `[1, 1000]`.
     pub spill: u32,
     /// Step limit per particle (all its descents, plus one per move off a dry
     /// stall), so that no particle runs forever. Default 10 000, above the ~3 840
@@ -211,9 +227,10 @@ impl Default for HydrologyParams {
             spill_speed: 1.0,
             volume_factor: 10.0,
             drainage: 0.001,
+            exact_flood: true,
             approach: 0.5,
             max_fails: 10,
-            spill: 20,
+            spill: 100,
             max_steps: 10_000,
             stall_stream: 0.5,
             stall_acceleration: 0.01,

@@ -16,6 +16,7 @@ use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256StarStar;
 
 use super::flood::FloodScratch;
+use super::timing::Mark;
 use super::world::{Constants, End, World};
 use super::{Act, Hydrology, HydrologyReport, Journey, Next, PhaseTimes, cycle, end_batch};
 use crate::controls::Extras;
@@ -302,7 +303,7 @@ fn turn(rules: Rules<'_>, layers: &mut ZoneLayers, zone: Zone, queue: &[Journey]
         let (steps, mut flooded) = (j.steps_left, false);
         loop {
             let flooding = j.next == Next::Flood;
-            match j.act(&mut world, &mut times) {
+            match j.act(&mut world, &mut times, &mut Mark::now()) {
                 Act::Ended(end) => {
                     world.end(&mut j.particle, end);
                     break;
