@@ -178,13 +178,34 @@ impl World<'_> {
                     order += 1;
                 }
             }
-            let interior = x > 0 && y > 0 && x + 1 < w && y + 1 < h;
-            for (dx, dy) in NEIGHBOURS {
-                let (nx, ny) = (x.wrapping_add_signed(dx), y.wrapping_add_signed(dy));
-                if !interior && (nx >= w || ny >= h) {
-                    continue;
+            // The 8 neighbours on the map, in the order of `NEIGHBOURS`
+            // (inside the border without bounds checks: a lake's walk is
+            // mostly this loop).
+            let mut around = [0; 8];
+            let count = if x > 0 && y > 0 && x + 1 < w && y + 1 < h {
+                around = [
+                    cell + 1,
+                    cell - 1,
+                    cell + w,
+                    cell - w,
+                    cell + w + 1,
+                    cell - w - 1,
+                    cell + 1 - w,
+                    cell + w - 1,
+                ];
+                8
+            } else {
+                let mut count = 0;
+                for (dx, dy) in NEIGHBOURS {
+                    let (nx, ny) = (x.wrapping_add_signed(dx), y.wrapping_add_signed(dy));
+                    if nx < w && ny < h {
+                        around[count] = ny * w + nx;
+                        count += 1;
+                    }
                 }
-                let j = ny * w + nx;
+                count
+            };
+            for &j in &around[..count] {
                 let stamp = self.scratch.visited[j];
                 if stamp == seen || stamp == taken {
                     continue;
