@@ -50,8 +50,11 @@ impl World<'_> {
     /// it exactly, and the particle ends there. A cell lower than the level
     /// (beyond the stored levels' few ulps of slack) is a drain: the pool fills
     /// to the level (its sill's, the highest surface on the lowest way out) and
-    /// spills there, as the test planes' pool does ([`drain_to`](Self::drain_to)).
-    /// With a sea level, sea cells (and, beyond the map border, the sea) stand
+    /// spills there, as the test planes' pool does ([`drain_to`](Self::drain_to));
+    /// a particle stalled on dry ground beside a lower cell holds no pool and
+    /// only moves there ([`Flood::Hop`]). Cells of a pool at the level join
+    /// before the rim is looked at (a stack; the rim is a heap), so a lake is
+    /// walked once, at a plain fill's cost. With a sea level, sea cells (and, beyond the map border, the sea) stand
     /// at the sea level and drain whatever reaches them; with an open border,
     /// the ground beyond a border cell stands at the cell's ground; a cell the
     /// controls' mask closes is a wall at any height. A pool with no way out

@@ -1,5 +1,7 @@
 //! Flood: seed 002's test-plane algorithm, without recursion and without
-//! map-sized work per flood, so its cost follows the pool's size.
+//! map-sized work per flood, so its cost follows the pool's size; and what
+//! it shares with the exact flood (`exact_flood.rs`): the scratch, the spill
+//! to a drain, settling, filling the flood set.
 
 use alloc::collections::BinaryHeap;
 use alloc::vec::Vec;
@@ -32,7 +34,8 @@ pub(super) const NEIGHBOURS: [(isize, isize); 8] =
 
 /// Buffers the flood fill reuses, allocated once per simulator: a visit stamp per
 /// cell (a cell is visited in this fill when its stamp equals the fill's epoch, so
-/// nothing is cleared between fills), the flood set and the fill's stack.
+/// nothing is cleared between fills), the flood set, the fill's stack and the
+/// exact flood's heap.
 #[derive(Clone, Debug)]
 pub(super) struct FloodScratch {
     pub(super) visited: Vec<u32>,

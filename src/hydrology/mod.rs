@@ -78,8 +78,9 @@ use crate::simulator::{RunOptions, Simulator};
 ///   dry hollow floods there; a flood fills a pool exactly, to the level
 ///   that holds its water or to its true sill (`exact_flood`; with the test
 ///   planes, one that reaches past a sill its water cannot fill lowers the
-///   plane instead of jumping the particle to the drain beyond); a spilling pool rests at its sill (drainage lowers it
-///   no further, so a full lake is no closed depression); the spill wears the
+///   plane instead of jumping the particle to the drain beyond); a spilling
+///   pool rests at its sill (drainage lowers it no further, so a full lake is
+///   no closed depression); the spill wears the
 ///   sill and leaves it moving away from the pool (`spill_speed`; one that
 ///   spills to the same drain twice in a row first runs down the outlet, up to
 ///   8 cells); and the map border is open (`open_border`). Each is switchable
@@ -90,9 +91,9 @@ use crate::simulator::{RunOptions, Simulator};
 ///   with the drainage area instead of saturating where a cell is visited
 ///   every batch.
 /// - Water is accounted for: see [`HydrologyReport`].
-/// - Flood fills use an explicit stack (and heap) and per-cell visit stamps allocated once,
-///   so a flood costs in proportion to its pool, never to the map, and a lake of
-///   any size cannot overflow the call stack.
+/// - Flood fills use an explicit stack (and heap) and per-cell visit stamps
+///   allocated once, so a flood costs in proportion to its pool, never to the
+///   map, and a lake of any size cannot overflow the call stack.
 /// - Channel grading (`entrainment`), pit-safe transfer (`pit_safe`), the
 ///   settling of the dry pits a run made (`settle_pits`) and a sea level
 ///   (`sea_level`: particles entering the sea leave there) are parameters.
