@@ -115,59 +115,56 @@ impl World<'_> {
                 (surface, cell)
             } else {
                 // Walled in: the pool rises over everything it holds.
-                break self.fill_exact(p, start_level, sum);
+                break self.fill_exact(p, start, start_level, sum);
             };
             visits += 1;
             let sea_like = cell == BEYOND || sea.is_some_and(|sea| f64::from(self.heights[cell]) <= sea);
-            if sea_like {
-                if surface > level + level_slack {
-                    // The pool rises to the sea's level first, if it can.
-                    let n = self.scratch.set.len() as f64;
-                    if n * (surface - start_level) - sum >= water(p) {
-                        break self.fill_exact(p, start_level, sum);
-                    }
-                    level = surface;
-                }
-                if level > start_level {
-                    p.water -= self.fill_set_to(level);
-                }
-                let spilled = wet || level != start_level;
-                break self.drain_to(p, (Outlet::Sea, surface), (None, surface), level, spilled, start);
-            }
             // Stored levels sit a few ulps of their depth off the level
             // they were set to: within both slacks a cell is at the level.
-            let slack = f64::from(self.pool[cell]) * LEVEL_SLACK + level_slack;
-            if surface + slack < level {
-                // A drain: the pool spills over the lowest pool cell beside it.
-                let sill_cell = self.lowest_taken_beside(cell, taken);
-                let sill = sill_cell.map_or(f64::NEG_INFINITY, |i| f64::from(self.heights[i])).max(surface);
+            let depth = if sea_like { 0.0 } else { f64::from(self.pool[cell]) };
+            let slack = depth * LEVEL_SLACK + level_slack;
+            // The sea drains whatever reaches it; a cell below the level is
+            // a drain beyond the pool's sill.
+            let outlet = if sea_like {
+                Some(Outlet::Sea)
+            } else if surface + slack < level {
+                Some(Outlet::Cell(cell))
+            } else {
+                None
+            };
+            if surface - slack > level {
+                // The pool rises to this cell (the sea's level), if the water
+                // does not fit below it.
+                let n = self.scratch.set.len() as f64;
+                if n * (surface - start_level) - sum >= water(p) {
+                    break self.fill_exact(p, start, start_level, sum);
+                }
+                level = surface;
+                level_slack = depth * LEVEL_SLACK;
+            }
+            if let Some(outlet) = outlet {
                 if level > start_level {
                     p.water -= self.fill_set_to(level);
                 }
+                let sill = match outlet {
+                    Outlet::Sea => (None, surface),
+                    Outlet::Cell(_) => {
+                        // Over the lowest pool cell beside the drain.
+                        let sill_cell = self.lowest_taken_beside(cell, taken);
+                        let ground = sill_cell.map_or(f64::NEG_INFINITY, |i| f64::from(self.heights[i]));
+                        (sill_cell, ground.max(surface))
+                    }
+                };
                 let spilled = wet || level != start_level;
-                break self.drain_to(
-                    p,
-                    (Outlet::Cell(cell), surface),
-                    (sill_cell, sill),
-                    level,
-                    spilled,
-                    start,
-                );
-            }
-            if surface - slack > level {
-                let n = self.scratch.set.len() as f64;
-                if n * (surface - start_level) - sum >= water(p) {
-                    break self.fill_exact(p, start_level, sum);
-                }
-                level = surface;
-                level_slack = f64::from(self.pool[cell]) * LEVEL_SLACK;
+                break self.drain_to(p, (outlet, surface), sill, level, spilled, start);
             }
             // The cell joins the pool.
             self.scratch.visited[cell] = taken;
             self.scratch.set.push(cell);
             sum += surface - start_level;
             let (x, y) = (cell % w, cell / w);
-            if !(x > 0 && y > 0 && x + 1 < w && y + 1 < h) {
+            let interior = x > 0 && y > 0 && x + 1 < w && y + 1 < h;
+            if !interior {
                 if !self.reach.holds_cell(w, h, x, y) {
                     break Flood::Refused;
                 }
@@ -185,7 +182,7 @@ impl World<'_> {
             // (inside the border without bounds checks: a lake's walk is
             // mostly this loop).
             let mut around = [0; 8];
-            let count = if x > 0 && y > 0 && x + 1 < w && y + 1 < h {
+            let count = if interior {
                 around = [
                     cell + 1,
                     cell - 1,
@@ -235,12 +232,12 @@ impl World<'_> {
     }
 
     /// Fills the pool (the flood set, whose surfaces sum to `sum` over the
-    /// start's `start_level`) to the level that holds the particle's water,
-    /// and settles its load there: the particle ends in the pool.
-    fn fill_exact(&mut self, p: &mut Particle, start_level: f64, sum: f64) -> Flood {
+    /// `start_level` of `start`, where the particle stalled) to the level that
+    /// holds the particle's water, and settles its load there from `start`:
+    /// the particle ends in the pool.
+    fn fill_exact(&mut self, p: &mut Particle, start: usize, start_level: f64, sum: f64) -> Flood {
         let n = self.scratch.set.len() as f64;
         let top = start_level + (p.water / self.k.volume_factor + sum) / n;
-        let start = self.scratch.set[0];
         let placed = self.fill_set_to(top);
         p.water -= placed;
         p.sediment = self.settle(p.sediment, top, start, &mut p.water);
