@@ -177,6 +177,7 @@ fn override_hydrology(mut p: HydrologyParams, set: &str) -> Result<HydrologyPara
         "hydrology.min_volume" => p.min_volume = v,
         "hydrology.batch" => p.batch = v as u32,
         "hydrology.sea_level" => p.sea_level = Some(v),
+        "hydrology.sea_deltas" => p.sea_deltas = v != 0.0,
         "hydrology.channel_area" => p.channel_area = v,
         "hydrology.outlet_erosion" => p.outlet_erosion = v,
         "hydrology.spill_speed" => p.spill_speed = v,

@@ -296,6 +296,7 @@ fn arb_hydrology() -> impl Strategy<Value = HydrologyParams> {
             any::<bool>(),
             prop::option::of(prop_oneof![-2.0f32..2.0, ranged(0.0, 1e30, false)]),
             any::<bool>(),
+            any::<bool>(),
         ),
         (
             any::<bool>(),
@@ -312,7 +313,7 @@ fn arb_hydrology() -> impl Strategy<Value = HydrologyParams> {
                 [stall_stream, stall_acceleration, entrainment],
                 (particles, batch, max_steps),
                 (max_fails, spill),
-                (pit_safe, trees, sea_level, exact_flood),
+                (pit_safe, trees, sea_level, exact_flood, sea_deltas),
                 (stall_in_pits, open_border, [channel_area, outlet_erosion, spill_speed], cell_size),
             )| HydrologyParams {
                 dt,
@@ -344,6 +345,7 @@ fn arb_hydrology() -> impl Strategy<Value = HydrologyParams> {
                 trees,
                 open_border,
                 sea_level,
+                sea_deltas,
                 settle_pits: batch % 2 == 0,
                 cell_size,
             },

@@ -321,6 +321,36 @@ fn with_a_sea_level_water_reaching_the_sea_leaves_instead_of_pooling() {
     assert!(sea_report.erosion.left_map > walled_report.erosion.left_map);
 }
 
+/// Rivers build deltas: with `sea_deltas` (the default) sea cells at river
+/// mouths take deposits and some become land; without, the sea floor is
+/// untouched (but for sub-ulp rounding remainders). Books balanced either
+/// way.
+#[test]
+fn rivers_build_deltas_into_the_sea() {
+    let before = island_terrain(96, 96, 4).unwrap();
+    let sea = |map: &Heightmap, i: usize| map.cells()[i] <= 0.03;
+    let run = |sea_deltas| {
+        let p = HydrologyParams { sea_level: Some(0.03), sea_deltas, ..params(20_000) };
+        let mut map = before.clone();
+        let mut h = Hydrology::new(p, 96, 96).unwrap();
+        let report = h.run_seeded(&mut map, 5).unwrap();
+        assert_books(&before, &map, 0.0, &h, &report);
+        map
+    };
+    let sea_cells: Vec<usize> = (0..before.len()).filter(|&i| sea(&before, i)).collect();
+    let fixed = run(false);
+    // (Only the runs' sub-ulp rounding remainders, placed on the cells of
+    // smallest magnitude, the sea floor's.)
+    let moved = |map: &Heightmap, i: usize| map.cells()[i] - before.cells()[i];
+    assert!(sea_cells.iter().all(|&i| moved(&fixed, i).abs() < 1e-6));
+    let deltas = run(true);
+    let raised = sea_cells.iter().filter(|&&i| moved(&deltas, i) > 1e-4).count();
+    let new_land = sea_cells.iter().filter(|&&i| !sea(&deltas, i)).count();
+    eprintln!("sea cells {}, raised {raised}, now land {new_land}", sea_cells.len());
+    assert!(raised > 20 && new_land > 0, "raised {raised}, new land {new_land}");
+    assert!(sea_cells.iter().all(|&i| moved(&deltas, i) > -1e-6), "the sea floor is never cut");
+}
+
 /// An island's sea floor lies flat below the sea level: particles reaching it
 /// leave at once, never walking the sea as a pool (which took each one a walk
 /// of the whole sea: 600 times the run's time on a 128² island).
@@ -596,14 +626,14 @@ fn arb_params() -> impl Strategy<Value = HydrologyParams> {
             prop_oneof![Just(1.0f32), 0.5f32..3.0],
             any::<bool>(),
         ),
-        (any::<bool>(), any::<bool>(), 0.1f32..=1000.0, 0.0f32..=2.0, 0.0f32..=3.0),
+        (any::<bool>(), any::<bool>(), 0.1f32..=1000.0, 0.0f32..=2.0, 0.0f32..=3.0, any::<bool>()),
     )
         .prop_map(|(a, b, c, d, e)| {
             let (dt, friction, kd, ke, min_volume, height_scale) = a;
             let (particles, batch, lrate, volume_factor, drainage, approach) = b;
             let (max_fails, spill, max_steps, stall_stream, entrainment) = c;
             let (pit_safe, trees, sea_level, cell_size, exact_flood) = d;
-            let (stall_in_pits, open_border, channel_area, outlet_erosion, spill_speed) = e;
+            let (stall_in_pits, open_border, channel_area, outlet_erosion, spill_speed, sea_deltas) = e;
             HydrologyParams {
                 dt,
                 density: 1.0,
@@ -633,6 +663,7 @@ fn arb_params() -> impl Strategy<Value = HydrologyParams> {
                 trees,
                 open_border,
                 sea_level,
+                sea_deltas,
                 settle_pits: particles % 2 == 0,
                 cell_size,
             }

@@ -113,9 +113,11 @@ impl World<'_> {
             // Mass transfer towards the graded capacity, at the cell the step
             // started on; a pool ahead counts at its surface, so shores do not cut
             // below the water.
-            let h_next = match next {
-                Some(j) => self.surface[j],
-                None => self.height_beyond(px, py),
+            let h_next = match (next, k.sea_level) {
+                // The sea at its level (`sea_level` is finite when set).
+                (Some(j), Some(sea)) if k.sea_deltas && self.is_sea(j) => self.surface[j].max(sea as f32),
+                (Some(j), _) => self.surface[j],
+                (None, _) => self.height_beyond(px, py),
             };
             let speed = math::sqrt(vx * vx + vy * vy);
             let grade = if k.entrainment > 0.0 { 1.0 + k.entrainment * erf(0.4 * flow) } else { 1.0 };
@@ -150,7 +152,10 @@ impl World<'_> {
                 return Descent::End(End::Masked);
             }
             if self.is_sea(next) {
-                // Into the sea, water and load.
+                if k.sea_deltas {
+                    self.build_delta(here, next, &mut p.sediment);
+                }
+                // Into the sea, water and (the rest of its) load.
                 return Descent::End(End::LeftMap);
             }
 
@@ -177,6 +182,24 @@ impl World<'_> {
         Descent::End(End::StepLimit)
     }
 
+    /// A delta: a particle from cell `from` entering sea cell `sea` puts down
+    /// what one step in still water deposits (`dt * deposition_rate` of its
+    /// `load`, all of it past 1) on the sea cell, raising it no higher than
+    /// `from`.
+    fn build_delta(&mut self, from: usize, sea: usize, load: &mut f64) {
+        let old = self.heights[sea];
+        let room = self.heights[from] - old;
+        let amount = (self.k.dt_kd.min(1.0) * *load as f32).min(room);
+        if amount.is_nan() || amount <= 0.0 {
+            return;
+        }
+        let new = self.gate.apply(sea, old, old + amount);
+        // Never more than the load: `f32` may round the new height up.
+        if f64::from(new) - f64::from(old) <= *load {
+            *load += self.set_height(sea, new);
+        }
+    }
+
     /// The lowest water surface among the (up to 8) neighbours of cell `(x, y)`.
     fn lowest_neighbour(&self, x: usize, y: usize) -> f32 {
         transfer::lowest_neighbour(self.surface, self.width, self.height, x, y)
@@ -186,5 +209,77 @@ impl World<'_> {
     /// read on the water surface.
     fn height_beyond(&self, px: f32, py: f32) -> f32 {
         transfer::height_beyond(self.surface, self.width, self.height, self.base_level, px, py)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec::Vec;
+
+    use super::super::{Hydrology, HydrologyParams};
+    use crate::controls::Gate;
+
+    const W: usize = 5;
+
+    /// A 5 x 5 map: land at 0.5 in the three western columns, sea floor at
+    /// 0.0 in the two eastern ones, under a sea at 0.25.
+    fn coast() -> Vec<f32> {
+        (0..W * W).map(|i| if i % W < 3 { 0.5 } else { 0.0 }).collect()
+    }
+
+    /// Builds the delta of a particle from cell (2, 2) into sea cell (3, 2)
+    /// with `load`; returns the heights, the load left and the books'
+    /// deposit.
+    fn delta(load: f64, sea_floor: f32, gate: Gate<'_>) -> (Vec<f32>, f64, f64) {
+        let params = HydrologyParams { sea_level: Some(0.25), ..Default::default() };
+        let mut heights = coast();
+        heights[2 * W + 3] = sea_floor;
+        let mut sim = Hydrology::new(params, W, W).unwrap();
+        sim.rebuild_surface(&heights);
+        let (mut world, _, _) = sim.whole_map(&mut heights, 0.0, gate);
+        let mut left = load;
+        world.build_delta(2 * W + 2, 2 * W + 3, &mut left);
+        let deposited = world.report.erosion.deposited;
+        (heights, left, deposited)
+    }
+
+    /// One step's still-water deposit, `dt * deposition_rate` of the load
+    /// (1.2 x 0.08), lands on the sea cell, booked to the last bit.
+    #[test]
+    fn a_delta_takes_one_still_water_step_of_the_load() {
+        let (heights, left, deposited) = delta(1.0, 0.0, Gate::default());
+        let rise = 1.2f32 * 0.08;
+        assert_eq!(heights[2 * W + 3], rise);
+        assert_eq!(left, 1.0 - f64::from(rise));
+        assert_eq!(deposited, f64::from(rise));
+        // Nothing else moved.
+        let mut expected = coast();
+        expected[2 * W + 3] = rise;
+        assert_eq!(heights, expected);
+    }
+
+    /// A delta rises no higher than the cell the particle came from.
+    #[test]
+    fn a_delta_stops_at_the_height_of_the_river_mouth() {
+        let (heights, left, _) = delta(100.0, 0.45, Gate::default());
+        assert_eq!(heights[2 * W + 3], 0.5);
+        assert_eq!(left, 100.0 - (0.5 - f64::from(0.45f32)));
+        // Already level with it: nothing.
+        let (heights, left, deposited) = delta(100.0, 0.5, Gate::default());
+        assert_eq!((heights[2 * W + 3], left, deposited), (0.5, 100.0, 0.0));
+    }
+
+    /// A masked sea cell takes nothing, and a load too small for `f32` to
+    /// add is kept whole.
+    #[test]
+    fn a_masked_or_too_small_deposit_moves_nothing() {
+        let mut active = alloc::vec![1.0f32; W * W];
+        active[2 * W + 3] = 0.0;
+        let closed = Gate::new(Some(&active), None);
+        let (heights, left, deposited) = delta(1.0, 0.0, closed);
+        assert_eq!((heights, left, deposited), (coast(), 1.0, 0.0));
+        // 1e-12 of load on a floor at 0.125: below half an ulp, no change.
+        let (heights, left, _) = delta(1e-12, 0.125, Gate::default());
+        assert_eq!((heights[2 * W + 3], left), (0.125, 1e-12));
     }
 }

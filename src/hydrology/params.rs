@@ -185,6 +185,15 @@ pub struct HydrologyParams {
     /// stands in the sea, so floods never walk it. Default `None` (the border
     /// as `open_border` says); a set level must be finite.
     pub sea_level: Option<f32>,
+    /// Deltas at the coast, with a `sea_level`: the sea counts at its level for the step
+    /// into it (a shore is not cut below the water, as beside a pool), and a
+    /// particle entering the sea puts down on the sea cell what one step in
+    /// still water deposits, `dt * deposition_rate` of its load, raising the
+    /// cell no higher than the one it came from; the rest leaves with its
+    /// water. River mouths build land out into the sea, the rivers grow
+    /// across it and join. Default `true`; `false`: the sea floor counts, and
+    /// the whole load leaves (before 2026-11-26). No effect without a sea.
+    pub sea_deltas: bool,
     /// The side of a cell in the params' unit length (world units), so that the
     /// same params give the same landforms on the same landscape sampled at
     /// any resolution (give the rain per cell, with
@@ -241,6 +250,7 @@ impl Default for HydrologyParams {
             trees: true,
             open_border: true,
             sea_level: None,
+            sea_deltas: true,
             cell_size: 1.0,
         }
     }
