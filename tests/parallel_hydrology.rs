@@ -6,7 +6,7 @@ mod common;
 
 use hydraulic_erosion::{
     Control, GridError, Heightmap, Hydrology, HydrologyParams, HydrologyReport, Parallel, ParallelParams,
-    fbm_terrain,
+    fbm_terrain, island_terrain,
 };
 
 use common::{assert_books, basin, lake_params, map_hash};
@@ -66,6 +66,20 @@ fn same_bits_on_1_2_and_4_threads() {
     assert_eq!(report.rain, 3000.0);
     assert!(report.floods > 0 && report.drains > 0 && report.pooled > 0.0);
     assert!(!trees.is_empty());
+}
+
+/// An island with a sea, its rivers building deltas in the tiles' turns: the
+/// same bits on any thread count, books balanced, and other bits than without.
+#[test]
+fn deltas_give_the_same_bits_on_1_2_and_4_threads() {
+    let island = || island_terrain(96, 96, 4).unwrap();
+    let p = HydrologyParams { sea_level: Some(0.03), ..params(6000) };
+    assert!(p.sea_deltas);
+    let (hashes, _, report) = on_1_2_and_4_threads(&tiles(16), p, island, 9);
+    assert_eq!(report.erosion.droplets, 6000);
+    assert!(report.erosion.left_map > 500, "{report:?}");
+    let without = on_1_2_and_4_threads(&tiles(16), HydrologyParams { sea_deltas: false, ..p }, island, 9);
+    assert_ne!(hashes[0], without.0[0], "the deltas change the map");
 }
 
 /// The article's test planes: the same bits on any thread count, and lakes
