@@ -180,7 +180,8 @@ pub struct HydrologyParams {
     /// Sea level: when set, every cell whose ground is at or below it is sea,
     /// and the map border drains at this level. A particle that enters the
     /// sea (or rains on it) leaves the map there with its water and load
-    /// (booked as outflow); a flood that reaches the sea drains into it, and
+    /// (booked as outflow), less what it puts down as a delta
+    /// ([`sea_deltas`](Self::sea_deltas)); a flood that reaches the sea drains into it, and
     /// a pool open to the border rises no higher than the level. No water
     /// stands in the sea, so floods never walk it. Default `None` (the border
     /// as `open_border` says); a set level must be finite.
