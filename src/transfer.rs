@@ -16,7 +16,8 @@ pub(crate) fn lowest_neighbour(cells: &[f32], width: usize, height: usize, x: us
         let ([a, b, c], [d, _, e], [f, g, h]) = (row(i - width - 1), row(i - 1), row(i + width - 1));
         // One comparison a pair (the runs keep heights finite, so `min`'s NaN
         // fix-up is not needed), as a tree three deep rather than a chain of
-        // seven: 2 % of the landscape preset's time (512², same bits).
+        // seven: 2 % of the landscape preset's time (512², same bits). A tie
+        // of -0 and +0 may resolve either way here (they compare equal).
         let lower = |p: f32, q: f32| if q < p { q } else { p };
         return lower(lower(lower(a, b), lower(c, d)), lower(lower(e, f), lower(g, h)));
     }

@@ -177,23 +177,23 @@ pub struct HydrologyParams {
     /// border cell it touches. Default `true`; `false` is the article's walls
     /// (pools rise against the border). A `sea_level` takes precedence.
     pub open_border: bool,
-    /// Sea level: when set, every cell whose ground is at or below it is sea,
-    /// and the map border drains at this level. A particle that enters the
-    /// sea (or rains on it) leaves the map there with its water and load
-    /// (booked as outflow), less what it puts down as a delta
-    /// ([`sea_deltas`](Self::sea_deltas)); a flood that reaches the sea drains into it, and
-    /// a pool open to the border rises no higher than the level. No water
-    /// stands in the sea, so floods never walk it. Default `None` (the border
-    /// as `open_border` says); a set level must be finite.
+    /// Sea level: when set, every cell whose ground is at or below it is sea, and
+    /// the map border drains at this level. A particle that enters the sea (or
+    /// rains on it) leaves the map there with its water and load (booked as
+    /// outflow), less what it puts down as a delta
+    /// ([`sea_deltas`](Self::sea_deltas)); a flood that reaches the sea drains
+    /// into it, and a pool open to the border rises no higher than the level. No
+    /// water stands in the sea, so floods never walk it. Default `None` (the
+    /// border as `open_border` says); a set level must be finite.
     pub sea_level: Option<f32>,
-    /// Deltas at the coast, with a `sea_level`: the sea counts at its level for the step
-    /// into it (a shore is not cut below the water, as beside a pool), and a
-    /// particle entering the sea puts down on the sea cell what one step in
-    /// still water deposits, `dt * deposition_rate` of its load, raising the
-    /// cell no higher than the one it came from; the rest leaves with its
-    /// water. River mouths build land out into the sea, the rivers grow
-    /// across it and join. Default `true`; `false`: the sea floor counts, and
-    /// the whole load leaves (before 2026-11-26). No effect without a sea.
+    /// Deltas at the coast, with a `sea_level`: the sea counts at its level for
+    /// the step into it (a shore is not cut below the water, as beside a pool),
+    /// and a particle entering the sea puts down on the sea cell what one step in
+    /// still water deposits, `dt * deposition_rate` of its load, raising the cell
+    /// no higher than the one it came from; the rest leaves with its water. River
+    /// mouths build land out into the sea, the rivers grow across it and join.
+    /// Default `true`; `false`: the sea floor counts, and the whole load leaves
+    /// (before 2026-11-26). No effect without a sea.
     pub sea_deltas: bool,
     /// The side of a cell in the params' unit length (world units), so that the
     /// same params give the same landforms on the same landscape sampled at
