@@ -27,7 +27,8 @@
 //! writes the eroded map in the input's format. Only the simulation is timed.
 //! `hash` is FNV-1a over the output's bits, as the reference's `map_hash`.
 //! `cpu_seconds` is the thread's CPU time over the simulation (Linux; elsewhere
-//! the wall time), steadier than `seconds` on a shared machine.
+//! the wall time), steadier than `seconds` on a shared machine. `fates`
+//! counts how the droplets ended (`ErosionReport`'s counts).
 //!
 //! `--threads T` (feature `parallel`) runs `physical` or `snowball` through
 //! `Parallel` on a rayon pool of `T` threads built here. `--layout tiles` (the
@@ -379,7 +380,8 @@ fn run() -> Result<(), String> {
             "\"cpu_seconds\":{:.6},\"cpu_ns_per_step\":{:.3},",
             "\"mass_before\":{:.9},\"mass_after\":{:.9},\"outflow\":{:.9},\"eroded\":{:.9},",
             "\"deposited\":{:.9},\"balance_error\":{:e},\"relative_error\":{:e},\"conserved\":{},",
-            "\"hash\":\"{:016x}\"{}}}"
+            "\"hash\":\"{:016x}\",\"fates\":{{\"left_map\":{},\"step_limited\":{},\"evaporated\":{},",
+            "\"flat\":{},\"unstable\":{},\"masked\":{},\"stopped\":{}}}{}}}"
         ),
         args.model,
         args.mode,
@@ -401,6 +403,13 @@ fn run() -> Result<(), String> {
         balance.relative_error(),
         balance.is_conserved(),
         map_hash(&map),
+        report.left_map,
+        report.step_limited,
+        report.evaporated,
+        report.flat,
+        report.unstable,
+        report.masked,
+        report.stopped,
         extra,
     );
     if let Some(path) = &args.output {

@@ -17,9 +17,14 @@ use crate::error::{ParamError, check, check_range};
 /// **Discharge** is the water that crossed a cell, per droplet of rain per cell:
 /// an exponential moving average, refreshed every `refresh` droplets, of the
 /// water that crossed it, scaled by `cells / refresh` so that on a map with one
-/// droplet of rain per cell it reads as the cell's upstream area in cells. The
-/// crate uses it through `e = erf(discharge * cell_size² / channel_area)`, which
-/// runs from 0 on hillslopes to 1 in channels.
+/// droplet of rain per cell it reads as the cell's upstream area in cells.
+/// Times `cell_size` it is the upstream area per unit of the cell's width (the
+/// specific catchment area of terrain analysis, a length in the params' unit):
+/// water gathered in a valley crosses it on as many cells as the valley is
+/// wide, so this measure, not the area through one cell, stays the same when
+/// the same landscape is sampled finer. The crate uses it through `e =
+/// erf(discharge * cell_size / channel_area)`, which runs from 0 on hillslopes
+/// to 1 in channels.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
@@ -32,14 +37,15 @@ pub struct Channels {
     /// e * r`, `r` the river growth (see [`river_area`](Self::river_area)).
     /// Default 6; range `[0, 1000]`; 0 turns the coupling off.
     pub discharge_gain: f32,
-    /// The upstream area, in the caller's area unit (`cell_size²` per cell),
-    /// at which `e` reaches `erf(1) = 0.84`. Default 200 (cells of size 1);
-    /// range `(0, 1e30]`.
+    /// The upstream area per unit width (see the discharge above: the
+    /// caller's unit length, `cell_size` per cell's count), at which `e`
+    /// reaches `erf(1) = 0.84`. Default 200 (cells of size 1); range `(0,
+    /// 1e30]`.
     pub channel_area: f32,
-    /// The upstream area, in the same unit as `channel_area`, up to which a
+    /// The upstream area per unit width, in `channel_area`'s unit, up to which a
     /// channel's capacity gain keeps growing past `channel_area`: `r =
     /// sqrt(clamp(A / channel_area, 1, river_area / channel_area))`, `A` the
-    /// discharge's area. With `e` alone the gain is all but full at twice
+    /// discharge's area per unit width. With `e` alone the gain is all but full at twice
     /// `channel_area`, so channels stop grading there: slope falls too little
     /// with area (θ 0.28 on fBm 512²). The cap keeps closed basins, where
     /// water that cannot leave piles up discharge, from digging their
@@ -56,13 +62,13 @@ pub struct Channels {
     /// and the acceleration grow with it), `height_scale` is per unit length
     /// (slopes are height over `cell_size`), the capacity is per unit slope
     /// (`capacity / cell_size` per unit drop), the steering per unit length
-    /// (`momentum * cell_size` a step, the maps' water per unit area),
+    /// (`momentum * cell_size` a step, the maps' water per unit width),
     /// `max_steps` counts unit lengths (`max_steps / cell_size` steps, rounded)
-    /// and `channel_area` is an area (`cell_size²` per cell). The brush and the
-    /// pit rules stay in cells. Default 1 (every bit as before the unit
-    /// existed); range `(0, 1e15]`, and with the params at most `1 / (dt *
-    /// rate)` for each of friction, deposition and evaporation, at least
-    /// `max_steps / 1e6`.
+    /// and `channel_area` an upstream area per unit width (`cell_size` per
+    /// cell's count). The brush and the pit rules stay in cells. Default 1
+    /// (every bit as before the unit existed); range `(0, 1e15]`, and with
+    /// the params at most `1 / (dt * rate)` for each of friction, deposition
+    /// and evaporation, at least `max_steps / 1e6`.
     pub cell_size: f32,
     /// How far each refresh moves the discharge and momentum maps towards the
     /// last `refresh` droplets' water: the moving average's rate (it remembers

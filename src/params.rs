@@ -123,9 +123,11 @@ impl ErosionParams {
     /// and the discharge map refreshed every
     /// [`LANDSCAPE_REFRESH_PER_CELL`](Self::LANDSCAPE_REFRESH_PER_CELL)
     /// droplets per cell (2 048 at 512 x 512; at least 1): so the maps
-    /// remember the same depth of rain at every map size. (The landforms still
-    /// scale with the cells: on one fBm landscape θ is 0.34, 0.28 and 0.20 at
-    /// 256², 512² and 1024², see docs/landscape.md.)
+    /// remember the same depth of rain at every map size. Its lengths are in
+    /// cells, so the landforms scale with the cells (on one fBm landscape θ is
+    /// 0.34, 0.28 and 0.20 at 256², 512² and 1024²); for the same landforms at
+    /// every size set [`Channels::cell_size`] to `512 / side` (θ within 0.05
+    /// of 512² in 10 of 12 draws, see docs/landscape.md).
     pub fn landscape_for(width: usize, height: usize) -> Self {
         let landscape = Self::landscape();
         let refresh = droplets_per_cell(Self::LANDSCAPE_REFRESH_PER_CELL, width, height)

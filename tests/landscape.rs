@@ -324,7 +324,8 @@ fn parallel_landscape_refusals_are_typed_errors() {
 
 /// `cell_size` is the side of a cell in the params' unit length: a step of one
 /// cell takes `cell_size` of the time step, the height scale is per unit length,
-/// the step limit and `channel_area` count unit lengths and areas, the capacity
+/// the step limit counts unit lengths, `channel_area` and `river_area` are
+/// upstream areas per unit width (`cell_size` per cell's count), the capacity
 /// is per unit slope. With the momentum map off this is exactly the same run as
 /// the params rewritten per cell by hand (each factor a power of two: exact).
 #[test]
@@ -336,7 +337,8 @@ fn cell_size_scales_each_length_as_documented() {
             momentum: 0.0,
             cell_size: 1.0,
             capacity: world.capacity / size,
-            channel_area: world.channel_area / (size * size),
+            channel_area: world.channel_area / size,
+            river_area: world.river_area / size,
             ..world
         };
         let p = preset(8_000);

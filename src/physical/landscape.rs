@@ -38,7 +38,7 @@ pub(crate) fn erf(x: f32) -> f32 {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C, align(32))]
 pub(super) struct FlowCell {
-    /// The channel factor `erf(discharge * cell_size² / channel_area)` as of
+    /// The channel factor `erf(discharge * cell_size / channel_area)` as of
     /// the last refresh, in `[0, 1)`.
     channel: f32,
     /// The water that crossed the cell since the last refresh.
@@ -69,13 +69,14 @@ pub(super) struct FlowMaps {
     brush: Vec<(isize, isize, f32)>,
     /// The brush's reach in cells on each side.
     reach: usize,
-    /// `cell_size² / channel_area`.
+    /// `cell_size / channel_area`: a cell's discharge as upstream area per
+    /// unit width (see [`Channels`]), in channel areas.
     per_area: f32,
     /// `river_area / channel_area`: where the river growth stops.
     river: f32,
-    /// `cell_size²`: a cell's area, turning the maps' per-cell discharge and
-    /// flow into the unit area's for the steering.
-    cell_area: f32,
+    /// `cell_size`: a cell's width, turning the maps' per-cell discharge and
+    /// flow into the unit width's for the steering.
+    cell_width: f32,
     /// The sea level (`-inf` without a sea): a droplet on a cell at or below
     /// it ends.
     sea: f32,
@@ -136,9 +137,13 @@ impl FlowMaps {
             cells: try_filled(cells, FlowCell::default())?,
             reach: if brush.len() > 1 { reach } else { 0 },
             brush,
-            per_area: c.cell_size * c.cell_size / c.channel_area,
+            // Per unit width, not per cell area: water that gathers in a
+            // valley crosses it on as many cells as the valley is wide, so a
+            // cell's count falls with the cell's side (cell_size² here ran
+            // 2x less erosion per halving of the cells: docs/landscape.md).
+            per_area: c.cell_size / c.channel_area,
             river: c.river_area / c.channel_area,
-            cell_area: c.cell_size * c.cell_size,
+            cell_width: c.cell_size,
             sea: c.sea_level.unwrap_or(f32::NEG_INFINITY),
             since_refresh: 0,
             frozen: false,
@@ -260,7 +265,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
         let inv_speed = 1.0 / speed;
         let (mut step_x, mut step_y) = (vx * inv_speed, vy * inv_speed);
         if c.momentum > 0.0 {
-            let a = flow.cell_area;
+            let a = flow.cell_width;
             let (flow_x, flow_y, discharge) = (flow_x * a, flow_y * a, discharge * a);
             let mean = flow_x * flow_x + flow_y * flow_y;
             if mean > 0.0 && own > 0.0 {
