@@ -205,24 +205,32 @@ impl World<'_> {
                 }
                 count
             };
+            // The maps and the scratch as locals for the loop: through `self`
+            // each read reloaded their pointers after every store.
+            let scratch = &mut *self.scratch;
+            let (visited, stack, frontier) =
+                (&mut scratch.visited[..], &mut scratch.stack, &mut scratch.frontier);
+            let (heights, pool, gate) = (&*self.heights, &*self.pool, &self.gate);
+            let open = gate.is_open();
             for &j in &around[..count] {
-                let stamp = self.scratch.visited[j];
+                let stamp = visited[j];
                 if stamp == seen || stamp == taken {
                     continue;
                 }
-                self.scratch.visited[j] = seen;
-                if !self.gate.admits(j) {
+                visited[j] = seen;
+                if !open && !gate.admits(j) {
                     continue; // a wall: never pooled, never a drain
                 }
-                let depth = f64::from(self.pool[j]);
+                let (ground, depth) = (f64::from(heights[j]), f64::from(pool[j]));
                 let surface = match sea {
-                    Some(sea) if f64::from(self.heights[j]) <= sea => sea,
-                    _ => self.level(j),
+                    Some(sea) if ground <= sea => sea,
+                    // `self.level(j)`.
+                    _ => ground + depth,
                 };
                 if depth > 0.0 && (surface - level).abs() <= depth * LEVEL_SLACK + level_slack {
-                    self.scratch.stack.push(j);
+                    stack.push(j);
                 } else {
-                    self.scratch.frontier.push(Frontier { surface, order, cell: j });
+                    frontier.push(Frontier { surface, order, cell: j });
                     order += 1;
                 }
             }
