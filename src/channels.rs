@@ -37,21 +37,21 @@ pub struct Channels {
     /// e * r`, `r` the river growth (see [`river_area`](Self::river_area)).
     /// Default 6; range `[0, 1000]`; 0 turns the coupling off.
     pub discharge_gain: f32,
-    /// The upstream area per unit width (see the discharge above: the
-    /// caller's unit length, `cell_size` per cell's count), at which `e`
+    /// The upstream area per unit width (a length in the params' unit: the
+    /// discharge, in cells, times `cell_size`; see above) at which `e`
     /// reaches `erf(1) = 0.84`. Default 200 (cells of size 1); range `(0,
     /// 1e30]`.
     pub channel_area: f32,
-    /// The upstream area per unit width, in `channel_area`'s unit, up to which a
-    /// channel's capacity gain keeps growing past `channel_area`: `r =
-    /// sqrt(clamp(A / channel_area, 1, river_area / channel_area))`, `A` the
-    /// discharge's area per unit width. With `e` alone the gain is all but full at twice
-    /// `channel_area`, so channels stop grading there: slope falls too little
-    /// with area (θ 0.28 on fBm 512²). The cap keeps closed basins, where
-    /// water that cannot leave piles up discharge, from digging their
-    /// floors (uncapped, 8-9 % of the map stays closed). Default 800 (`r` up
-    /// to 2); at or below `channel_area`, `r` is 1 (the gain of `e` alone);
-    /// range `(0, 1e30]`.
+    /// The upstream area per unit width, in `channel_area`'s unit, up to
+    /// which a channel's capacity gain keeps growing past `channel_area`: `r
+    /// = sqrt(clamp(A / channel_area, 1, river_area / channel_area))`, `A` the
+    /// discharge's area per unit width. With `e` alone the gain is all but
+    /// full at twice `channel_area`, so channels stop grading there: slope
+    /// falls too little with area (θ 0.28 on fBm 512²). The cap keeps closed
+    /// basins, where water that cannot leave piles up discharge, from digging
+    /// their floors (uncapped, 8-9 % of the map stays closed). Default 800
+    /// (`r` up to 2); at or below `channel_area`, `r` is 1 (the gain of `e`
+    /// alone); range `(0, 1e30]`.
     pub river_area: f32,
     /// Side of a cell in the params' unit length: one cell of the map the
     /// preset was tuned on (512 cells a side, heights 0 to 1), so that the same
@@ -64,8 +64,8 @@ pub struct Channels {
     /// (`capacity / cell_size` per unit drop), the steering per unit length
     /// (`momentum * cell_size` a step, the maps' water per unit width),
     /// `max_steps` counts unit lengths (`max_steps / cell_size` steps, rounded)
-    /// and `channel_area` an upstream area per unit width (`cell_size` per
-    /// cell's count). The brush and the pit rules stay in cells. Default 1
+    /// and `channel_area` an upstream area per unit width (the discharge, in
+    /// cells, times `cell_size`). The brush and the pit rules stay in cells. Default 1
     /// (every bit as before the unit existed); range `(0, 1e15]`, and with
     /// the params at most `1 / (dt * rate)` for each of friction, deposition
     /// and evaporation, at least `max_steps / 1e6`.

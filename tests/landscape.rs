@@ -325,9 +325,10 @@ fn parallel_landscape_refusals_are_typed_errors() {
 /// `cell_size` is the side of a cell in the params' unit length: a step of one
 /// cell takes `cell_size` of the time step, the height scale is per unit length,
 /// the step limit counts unit lengths, `channel_area` and `river_area` are
-/// upstream areas per unit width (`cell_size` per cell's count), the capacity
-/// is per unit slope. With the momentum map off this is exactly the same run as
-/// the params rewritten per cell by hand (each factor a power of two: exact).
+/// upstream areas per unit width (the discharge, in cells, times `cell_size`),
+/// the capacity is per unit slope. With the momentum map off this is exactly
+/// the same run as the params rewritten per cell by hand (each factor a power
+/// of two: exact).
 #[test]
 fn cell_size_scales_each_length_as_documented() {
     let before = fbm_terrain(64, 48, 3).unwrap();
