@@ -49,6 +49,14 @@ pub struct ErosionParams {
     /// Vertical exaggeration applied to heights when the slope is taken (height
     /// units to cells; with [`channels`](Self::channels), to unit lengths).
     /// Default 60; range `[0, 1e6]`.
+    ///
+    /// Heights may be in any unit: a run is linear in height but for this
+    /// slope, so heights `k` times larger (metres over a relief of `k`, say)
+    /// with `height_scale / k` (and a [`Channels::sea_level`] `k` times
+    /// higher) erode into the same landforms, with heights, load and books `k`
+    /// times larger: bit for bit when `k` is a power of two (tested), and to
+    /// the figures otherwise (a 256² landscape run in metres, relief 1 500:
+    /// closed depressions 1.0 % against 0.8 %, θ 0.40 against 0.42).
     pub height_scale: f32,
     /// Droplets per run. Default 200 000; any `u32`.
     pub droplets: u32,

@@ -431,3 +431,50 @@ fn overflowing_speeds_stay_finite_and_balanced() {
         }
     }
 }
+
+/// Heights may be in any unit (metres, say): a run is linear in height but
+/// for the slope its normal takes, so heights `k` times larger with
+/// `height_scale / k` (and a sea level `k` times higher) erode into the same
+/// landforms, heights and books `k` times larger. With `k` a power of two
+/// every step scales exactly: the same bits, times `k`, in every mode, for
+/// the seeds' model and the landscape preset alike.
+#[test]
+fn heights_in_any_unit_scale_the_run_exactly() {
+    let before = fbm_terrain(80, 64, 4).unwrap();
+    let sea = Channels { sea_level: Some(0.2), ..Channels::default() };
+    let seeds = ErosionParams { droplets: 3_000, ..ErosionParams::default() };
+    let landscape = ErosionParams { channels: Some(sea), ..preset(6_000) };
+    for params in [seeds, landscape] {
+        for k in [4.0f32, 0.125] {
+            let scaled_channels =
+                params.channels.map(|c| Channels { sea_level: c.sea_level.map(|s| s * k), ..c });
+            let scaled_params =
+                ErosionParams { height_scale: params.height_scale / k, channels: scaled_channels, ..params };
+            for mode in MODES {
+                let mut map = before.clone();
+                let report = run(params, &mut map, 7, mode);
+                let scaled_before = Heightmap::from_fn(80, 64, |x, y| before.get(x, y).unwrap() * k).unwrap();
+                let mut scaled = scaled_before.clone();
+                let scaled_report = run(scaled_params, &mut scaled, 7, mode);
+                let expected: Vec<u32> = map.cells().iter().map(|h| (h * k).to_bits()).collect();
+                let got: Vec<u32> = scaled.cells().iter().map(|h| h.to_bits()).collect();
+                let what = format!("{mode:?}, k {k}, landscape {}", params.channels.is_some());
+                assert_eq!(got, expected, "{what}");
+                assert!(report.eroded > 1.0, "{what}: the run erodes");
+                let k = f64::from(k);
+                assert_eq!(scaled_report.eroded, report.eroded * k, "{what}");
+                assert_eq!(scaled_report.deposited, report.deposited * k, "{what}");
+                assert_eq!(scaled_report.outflow, report.outflow * k, "{what}");
+                assert_eq!(
+                    (scaled_report.steps, scaled_report.left_map),
+                    (report.steps, report.left_map),
+                    "{what}"
+                );
+                assert!(
+                    MassBalance::of_run(&scaled_before, &scaled, &scaled_report).is_conserved(),
+                    "{what}"
+                );
+            }
+        }
+    }
+}
