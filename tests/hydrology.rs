@@ -954,3 +954,51 @@ fn the_run_settles_the_dry_pits_it_made() {
     let same = kept.cells().iter().zip(settled.cells()).filter(|(a, b)| a.to_bits() == b.to_bits()).count();
     assert!(same > kept.len() * 9 / 10, "{same} of {}", kept.len());
 }
+
+/// Heights may be in any unit: heights `k` times larger with `height_scale /
+/// k`, `volume_factor / k` (the water a unit of pool depth holds) and a sea
+/// level `k` times higher give the same run, heights, pools and sediment
+/// books `k` times larger and the water books the same; bit for bit with `k`
+/// a power of two.
+#[test]
+fn heights_in_any_unit_scale_the_run_exactly() {
+    let before = fbm_terrain(64, 56, 2).unwrap();
+    for sea_level in [None, Some(0.25f32)] {
+        for k in [4.0f32, 0.25] {
+            let p = HydrologyParams { sea_level, ..params(4_000) };
+            let scaled_params = HydrologyParams {
+                height_scale: p.height_scale / k,
+                volume_factor: p.volume_factor / k,
+                sea_level: sea_level.map(|s| s * k),
+                ..p
+            };
+            let mut map = before.clone();
+            let mut hydrology = Hydrology::new(p, 64, 56).unwrap();
+            let report = hydrology.run_seeded(&mut map, 9).unwrap();
+            let scaled_before = Heightmap::from_fn(64, 56, |x, y| before.get(x, y).unwrap() * k).unwrap();
+            let mut scaled = scaled_before.clone();
+            let mut scaled_hydrology = Hydrology::new(scaled_params, 64, 56).unwrap();
+            let scaled_report = scaled_hydrology.run_seeded(&mut scaled, 9).unwrap();
+            let what = format!("k {k}, sea {sea_level:?}");
+            let times_k = |m: &Heightmap| m.cells().iter().map(|h| (h * k).to_bits()).collect::<Vec<_>>();
+            let bits = |m: &Heightmap| m.cells().iter().map(|h| h.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&scaled), times_k(&map), "{what}: heights");
+            assert_eq!(bits(scaled_hydrology.pool()), times_k(hydrology.pool()), "{what}: pools");
+            assert_eq!(bits(scaled_hydrology.stream()), bits(hydrology.stream()), "{what}: streams");
+            let (e, s) = (&report.erosion, &scaled_report.erosion);
+            assert!(e.eroded > 0.0 && report.pooled > 0.0, "{what}: the run erodes and pools");
+            let k = f64::from(k);
+            assert_eq!(
+                (s.eroded, s.deposited, s.outflow),
+                (e.eroded * k, e.deposited * k, e.outflow * k),
+                "{what}"
+            );
+            assert_eq!(
+                (scaled_report.pooled, scaled_report.water_outflow),
+                (report.pooled, report.water_outflow)
+            );
+            assert_eq!((s.steps, report.floods), (e.steps, scaled_report.floods), "{what}");
+            assert!(MassBalance::of_run(&scaled_before, &scaled, s).is_conserved(), "{what}");
+        }
+    }
+}

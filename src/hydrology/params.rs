@@ -60,6 +60,12 @@ pub struct HydrologyParams {
     pub min_volume: f32,
     /// Vertical exaggeration applied to heights when the slope is taken. Default
     /// 40; range `[0, 1e6]`.
+    ///
+    /// Heights may be in any unit: heights `k` times larger with
+    /// `height_scale / k`, [`volume_factor`](Self::volume_factor)` / k` and a
+    /// [`sea_level`](Self::sea_level) `k` times higher give the same run, with
+    /// heights, pools and load `k` times larger and the same water books (bit
+    /// for bit when `k` is a power of two: tested).
     pub height_scale: f32,
     /// Particles per run. Default 100 000; any `u32`.
     pub particles: u32,
