@@ -516,3 +516,32 @@ fn cell_size_out_of_range_is_a_typed_error() {
         assert_eq!(bad.validate().unwrap_err().field(), "cell_size", "{bad:?}");
     }
 }
+
+/// Heights may be in any unit: heights `k` times larger with `height_scale /
+/// k` and `erosion_rate * k` give the same run, heights and books `k` times
+/// larger; bit for bit with `k` a power of two, blur included.
+#[test]
+fn heights_in_any_unit_scale_the_run_exactly() {
+    let before = island(64, 3, 10.0);
+    for k in [4.0f32, 0.125] {
+        let p = params(1_500);
+        let scaled_params =
+            SnowballParams { height_scale: p.height_scale / k, erosion_rate: p.erosion_rate * k, ..p };
+        let mut map = before.clone();
+        let report = Snowball::new(p).unwrap().run_seeded(&mut map, 4).unwrap();
+        let scaled_before = Heightmap::from_fn(64, 64, |x, y| before.get(x, y).unwrap() * k).unwrap();
+        let mut scaled = scaled_before.clone();
+        let scaled_report = Snowball::new(scaled_params).unwrap().run_seeded(&mut scaled, 4).unwrap();
+        let expected: Vec<u32> = map.cells().iter().map(|h| (h * k).to_bits()).collect();
+        let got: Vec<u32> = scaled.cells().iter().map(|h| h.to_bits()).collect();
+        assert_eq!(got, expected, "k {k}");
+        assert!(report.eroded > 1.0, "k {k}: the run erodes");
+        let k = f64::from(k);
+        assert_eq!(
+            (scaled_report.eroded, scaled_report.deposited, scaled_report.outflow),
+            (report.eroded * k, report.deposited * k, report.outflow * k)
+        );
+        assert_eq!(scaled_report.steps, report.steps);
+        assert!(MassBalance::of_run(&scaled_before, &scaled, &scaled_report).is_conserved());
+    }
+}

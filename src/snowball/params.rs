@@ -15,7 +15,9 @@ use crate::math;
 /// a map of heights in `[0, 1]`, either scale the heights to the relief you mean
 /// (the examples raise [`island_terrain`](crate::island_terrain) to 10 units, an
 /// island like the original's) or scale `height_scale` up and `erosion_rate` down
-/// by the same factor, which gives the same run in other units.
+/// by the same factor, which gives the same run in other units (heights `k`
+/// times larger with `height_scale / k` and `erosion_rate * k`: the same run,
+/// `k` times larger, bit for bit for a power of two `k`; tested).
 ///
 /// Plain data: validated once, by [`SnowballParams::validate`], when a simulator
 /// is built, never mid-run.
