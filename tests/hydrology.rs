@@ -995,9 +995,10 @@ fn heights_in_any_unit_scale_the_run_exactly() {
             );
             assert_eq!(
                 (scaled_report.pooled, scaled_report.water_outflow),
-                (report.pooled, report.water_outflow)
+                (report.pooled, report.water_outflow),
+                "{what}: the water books"
             );
-            assert_eq!((s.steps, report.floods), (e.steps, scaled_report.floods), "{what}");
+            assert_eq!((s.steps, scaled_report.floods), (e.steps, report.floods), "{what}");
             assert!(MassBalance::of_run(&scaled_before, &scaled, s).is_conserved(), "{what}");
         }
     }
