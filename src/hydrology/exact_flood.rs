@@ -5,7 +5,7 @@
 use core::cmp::Ordering;
 
 use super::flood::{Flood, LEVEL_SLACK, NEIGHBOURS, Outlet};
-use super::world::{Particle, World};
+use super::world::{Particle, World, level_of};
 
 /// A frontier entry standing for the sea or the ground beyond the map border.
 const BEYOND: usize = usize::MAX;
@@ -221,11 +221,10 @@ impl World<'_> {
                 if !open && !gate.admits(j) {
                     continue; // a wall: never pooled, never a drain
                 }
-                let (ground, depth) = (f64::from(heights[j]), f64::from(pool[j]));
+                let depth = f64::from(pool[j]);
                 let surface = match sea {
-                    Some(sea) if ground <= sea => sea,
-                    // `self.level(j)`.
-                    _ => ground + depth,
+                    Some(sea) if f64::from(heights[j]) <= sea => sea,
+                    _ => level_of(heights, pool, j),
                 };
                 if depth > 0.0 && (surface - level).abs() <= depth * LEVEL_SLACK + level_slack {
                     stack.push(j);

@@ -225,7 +225,7 @@ impl World<'_> {
     /// The water surface (terrain plus pool) of cell `i`, exactly, in `f64`.
     #[inline]
     pub(super) fn level(&self, i: usize) -> f64 {
-        f64::from(self.heights[i]) + f64::from(self.pool[i])
+        level_of(self.heights, self.pool, i)
     }
 
     /// The pool depth at cell `i` for a water level `level`: rounded to the
@@ -340,4 +340,11 @@ impl World<'_> {
         self.report.water_moved += p.water.abs();
         p.water = 0.0;
     }
+}
+
+/// The water surface of cell `i` of `heights` and `pool`, exactly, in `f64`
+/// ([`World::level`] for a loop that holds the maps apart from the world).
+#[inline]
+pub(super) fn level_of(heights: &[f32], pool: &[f32], i: usize) -> f64 {
+    f64::from(heights[i]) + f64::from(pool[i])
 }

@@ -147,3 +147,16 @@ pub fn mutate(bytes: &mut Vec<u8>, mutations: &[Mutation]) {
         }
     }
 }
+
+/// `map` with every height times `k`: the input of a run in another height
+/// unit (exact for a power of two `k`).
+pub fn scaled(map: &Heightmap, k: f32) -> Heightmap {
+    Heightmap::from_cells(map.width(), map.height(), map.cells().iter().map(|h| h * k).collect())
+        .expect("the same size")
+}
+
+/// The bits of each height of `map` times `k`, to compare a run in another
+/// height unit with, bit for bit.
+pub fn bits_times<S: AsRef<[f32]>>(map: &Grid<S>, k: f32) -> Vec<u32> {
+    map.cells().iter().map(|h| (h * k).to_bits()).collect()
+}
