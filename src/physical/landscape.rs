@@ -71,7 +71,7 @@ pub(super) struct FlowMaps {
     reach: usize,
     /// `cell_size / channel_area`: a cell's discharge as upstream area per
     /// unit width (see [`Channels`]), in channel areas.
-    per_area: f32,
+    in_channel_areas: f32,
     /// `river_area / channel_area`: where the river growth stops.
     river: f32,
     /// `cell_size`: a cell's width, turning the maps' per-cell discharge and
@@ -141,7 +141,7 @@ impl FlowMaps {
             // valley crosses it on as many cells as the valley is wide, so a
             // cell's count falls with the cell's side (cell_size² here ran
             // 2x less erosion per halving of the cells: docs/landscape.md).
-            per_area: c.cell_size / c.channel_area,
+            in_channel_areas: c.cell_size / c.channel_area,
             river: c.river_area / c.channel_area,
             cell_width: c.cell_size,
             sea: c.sea_level.unwrap_or(f32::NEG_INFINITY),
@@ -183,7 +183,7 @@ impl FlowMaps {
         };
         for cell in &mut self.cells {
             cell.discharge = keep * cell.discharge + gain * cell.water;
-            let area = cell.discharge * self.per_area;
+            let area = cell.discharge * self.in_channel_areas;
             cell.channel = erf(area);
             // `r` stays 1 (the gain of `e` alone) up to `channel_area`, and
             // everywhere when `river_area` is no larger.
