@@ -34,6 +34,20 @@ pub(crate) fn sqrt_f64(x: f64) -> f64 {
     }
 }
 
+/// The larger of `p` and `q`, neither NaN: one comparison, where `f32::max`
+/// adds a fix-up for NaN (five more instructions on x86-64). The runs keep
+/// heights finite; a tie of -0 and +0 may resolve either way.
+#[inline(always)]
+pub(crate) fn larger(p: f32, q: f32) -> f32 {
+    if p > q { p } else { q }
+}
+
+/// The smaller of `p` and `q`, neither NaN (see [`larger`]).
+#[inline(always)]
+pub(crate) fn smaller(p: f32, q: f32) -> f32 {
+    if q < p { q } else { p }
+}
+
 /// Largest integer not greater than `x`.
 #[inline(always)]
 pub(crate) fn floor(x: f32) -> f32 {

@@ -323,20 +323,24 @@ impl<S: NormalSampler> Eroder<'_, S> {
             // lowest neighbour is at most its height: the floor is the next
             // cell's, unless the droplet stays in its cell (no room either
             // way) or leaves the map.
-            let floor = if k.pit_safe && off_map { h_next.max(self.lowest_neighbour(x, y)) } else { h_next };
+            let floor = if k.pit_safe && off_map {
+                math::larger(h_next, self.lowest_neighbour(x, y))
+            } else {
+                h_next
+            };
             self.erode_brush(flow, (x, y), floor, change as f32, &mut d.sediment);
         } else if k.pit_safe && h_next > h_here && !off_map {
             // Going uphill: fill the cell left towards its spill level (the lower
             // of the next cell and its lowest neighbour), never above it (a fill
             // above the lowest neighbour could leave that neighbour a pit); the
             // rest of the step's deposit goes down as usual.
-            let spill = h_next.min(self.lowest_neighbour(x, y));
+            let spill = math::smaller(h_next, self.lowest_neighbour(x, y));
             let fill = (spill - h_here).min(d.sediment as f32);
             let mut rest = (-change) as f32;
             if fill > 0.0 {
                 let new = self.gate.apply(here, h_here, h_here + fill);
                 self.cells[here] = new;
-                d.sediment += self.report.book(h_here, new);
+                d.sediment += self.report.book_fill(h_here, new);
                 // What was put down (all of `fill` unless the gate scaled it).
                 rest -= if new == h_here + fill { fill } else { new - h_here };
             }
@@ -390,18 +394,18 @@ impl<S: NormalSampler> Eroder<'_, S> {
         // The droplet's cell first (the brush's first entry): never below the
         // floor.
         let old = self.cells[here];
-        let low = self.gate.apply(here, old, (old - centre * amount).max(floor.min(old)));
+        let low = self.gate.apply(here, old, math::larger(old - centre * amount, math::smaller(floor, old)));
         self.cells[here] = low;
-        *sediment += self.report.book(old, low);
+        *sediment += self.report.book_cut(old, low);
         for &(dx, dy, weight) in &brush[1..] {
             let i = (here as isize + dy * w + dx) as usize;
             let old = self.cells[i];
             // No brush cell is cut below the droplet's cell (its neighbour:
             // a brush of radius up to 2 is the 3 x 3 block), so the brush digs
             // no pits.
-            let new = self.gate.apply(i, old, (old - weight * amount).max(low.min(old)));
+            let new = self.gate.apply(i, old, math::larger(old - weight * amount, math::smaller(low, old)));
             self.cells[i] = new;
-            *sediment += self.report.book(old, new);
+            *sediment += self.report.book_cut(old, new);
         }
     }
 
@@ -416,10 +420,12 @@ impl<S: NormalSampler> Eroder<'_, S> {
         }
         let (gx, gy) = (p.x - 0.5, p.y - 0.5);
         let (fx, fy) = (floor_on_map(gx), floor_on_map(gy));
-        let (tx, ty) = (gx - fx, gy - fy);
-        let clamp = |v: f32, n: usize| (v.max(0.0) as usize).min(n - 1);
+        let (tx, ty) = (gx - fx as f32, gy - fy as f32);
+        // In integers: `as` from a float saturates, five instructions a
+        // conversion (sides are at most `MAX_SIDE`, below 2^31).
+        let clamp = |v: i32, n: usize| v.clamp(0, n as i32 - 1) as usize;
         let (x0, y0) = (clamp(fx, self.width), clamp(fy, self.height));
-        let (x1, y1) = (clamp(fx + 1.0, self.width), clamp(fy + 1.0, self.height));
+        let (x1, y1) = (clamp(fx + 1, self.width), clamp(fy + 1, self.height));
         let w = self.width;
         for (i, weight) in [
             (y0 * w + x0, (1.0 - tx) * (1.0 - ty)),
@@ -430,18 +436,19 @@ impl<S: NormalSampler> Eroder<'_, S> {
             let old = self.cells[i];
             let new = self.gate.apply(i, old, old + weight * amount);
             self.cells[i] = new;
-            *sediment += self.report.book(old, new);
+            *sediment += self.report.book_fill(old, new);
         }
     }
 }
 
-/// `floor(v)` for `v` from -1 up to a map's side (below 2^31), without the
-/// call to `floorf` that the baseline x86-64 target makes (it has no `roundss`):
-/// the same value and bits (no such `v` is -0).
+/// `floor(v)` as an integer, for `v` from -1 up to a map's side (below
+/// 2^31), without the call to `floorf` that the baseline x86-64 target makes
+/// (it has no `roundss`): as a float, the same value and bits (no such `v` is
+/// -0).
 #[inline(always)]
-fn floor_on_map(v: f32) -> f32 {
-    let toward_zero = v as i32 as f32;
-    if toward_zero > v { toward_zero - 1.0 } else { toward_zero }
+fn floor_on_map(v: f32) -> i32 {
+    let toward_zero = v as i32;
+    if toward_zero as f32 > v { toward_zero - 1 } else { toward_zero }
 }
 
 /// A new droplet at rest at a start drawn from `rng` (`x` then `y`), and the
