@@ -44,11 +44,20 @@ pub(super) struct FloodScratch {
     pub(super) stack: Vec<usize>,
     /// The exact flood's frontier ([`Frontier`]).
     pub(super) frontier: BinaryHeap<Frontier>,
+    /// The pool cells a settling load goes to (see `World::settle`).
+    pub(super) delta: Vec<usize>,
 }
 
 impl FloodScratch {
     pub(super) fn new(visited: Vec<u32>) -> Self {
-        Self { visited, epoch: 0, set: Vec::new(), stack: Vec::new(), frontier: BinaryHeap::new() }
+        Self {
+            visited,
+            epoch: 0,
+            set: Vec::new(),
+            stack: Vec::new(),
+            frontier: BinaryHeap::new(),
+            delta: Vec::new(),
+        }
     }
 
     /// A fresh epoch; on wrap-around (once in 2^32 fills) the stamps are cleared.
@@ -434,26 +443,32 @@ impl World<'_> {
         }
         let (w, reach) = (self.width, self.k.delta_radius);
         let (ex, ey) = (entry % w, entry / w);
+        // The window's rows as a range of indices: no division for the
+        // lake's cells outside them (a lake's set can be all of a basin).
+        let rows = ey.saturating_sub(reach) * w..ey.saturating_add(reach).saturating_add(1).saturating_mul(w);
         let in_pool = |world: &Self, i: usize| {
             let depth = f64::from(world.pool[i]);
-            (i % w).abs_diff(ex) <= reach
-                && (i / w).abs_diff(ey) <= reach
+            rows.contains(&i)
+                && (i % w).abs_diff(ex) <= reach
                 && depth > 0.0
                 && (world.level(i) - level).abs() <= depth * LEVEL_SLACK
         };
-        let cells = self.scratch.set.iter().filter(|&&i| in_pool(self, i)).count();
-        if cells == 0 {
-            return load;
-        }
-        let share = load / cells as f64;
-        for s in 0..self.scratch.set.len() {
-            let i = self.scratch.set[s];
-            if in_pool(self, i) {
+        // One pass over the set (a lake's, all of it) picks the cells; a
+        // deposit changes its own cell only, so picking them all first picks
+        // the same cells as testing each before its deposit.
+        let mut delta = core::mem::take(&mut self.scratch.delta);
+        delta.clear();
+        delta.extend(self.scratch.set.iter().copied().filter(|&i| in_pool(self, i)));
+        if !delta.is_empty() {
+            let share = load / delta.len() as f64;
+            for &i in &delta {
                 self.remember(i);
                 self.deposit_under(i, share, level, water);
             }
         }
-        0.0
+        let settled = if delta.is_empty() { load } else { 0.0 };
+        self.scratch.delta = delta;
+        settled
     }
 
     /// Raises every cell of the flood set to `plane`; returns the water placed.
