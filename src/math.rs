@@ -106,8 +106,9 @@ pub(crate) fn exp10_f64(x: f64) -> f64 {
 mod tests {
     use super::{larger, smaller};
 
-    /// The plain comparisons give `f32::max` and `f32::min`'s values on
-    /// every pair of non-NaN heights, infinities included.
+    /// The plain comparisons give `f32::max` and `f32::min`'s bits on pairs
+    /// of non-NaN values, infinities and subnormals included (a -0/+0 tie,
+    /// which may resolve either way, left out).
     #[test]
     fn plain_comparisons_agree_with_max_and_min() {
         let values = [f32::NEG_INFINITY, -3.5, -1e-38, 0.0, 1e-45, 0.25, 7.0, 3.0e38, f32::INFINITY];
