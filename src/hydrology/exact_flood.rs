@@ -213,8 +213,8 @@ impl World<'_> {
             let (heights, pool, gate) = (&*self.heights, &*self.pool, &self.gate);
             let open = gate.is_open();
             for &j in &around[..count] {
-                let stamp = visited[j];
-                if stamp == seen || stamp == taken {
+                // Seen or taken (`taken` is `seen + 1`): one comparison.
+                if visited[j].wrapping_sub(seen) <= 1 {
                     continue;
                 }
                 visited[j] = seen;

@@ -70,7 +70,8 @@ impl FloodScratch {
         self.epoch
     }
 
-    /// Two fresh epochs, the second one above the first.
+    /// Two fresh epochs, the second the first plus one (the exact flood
+    /// tests a stamp against both with one comparison).
     pub(super) fn next_epoch_pair(&mut self) -> (u32, u32) {
         if self.epoch >= u32::MAX - 2 {
             self.visited.fill(0);
