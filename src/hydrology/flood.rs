@@ -444,22 +444,23 @@ impl World<'_> {
         }
         let (w, reach) = (self.width, self.k.delta_radius);
         let (ex, ey) = (entry % w, entry / w);
-        // The window's rows as a range of indices: no division for the
-        // lake's cells outside them (a lake's set can be all of a basin).
+        // The window's rows as a range of indices: no division and no read
+        // of the maps for the lake's cells outside them (a lake's set can be
+        // all of a basin).
         let rows = ey.saturating_sub(reach) * w..ey.saturating_add(reach).saturating_add(1).saturating_mul(w);
-        let in_pool = |world: &Self, i: usize| {
-            let depth = f64::from(world.pool[i]);
-            rows.contains(&i)
-                && (i % w).abs_diff(ex) <= reach
-                && depth > 0.0
-                && (world.level(i) - level).abs() <= depth * LEVEL_SLACK
-        };
-        // One pass over the set (a lake's, all of it) picks the cells; a
-        // deposit changes its own cell only, so picking them all first picks
-        // the same cells as testing each before its deposit.
+        // One pass over the set picks the cells; a deposit changes its own
+        // cell only, so picking them all first picks the same cells as
+        // testing each before its deposit.
         let mut delta = core::mem::take(&mut self.scratch.delta);
         delta.clear();
-        delta.extend(self.scratch.set.iter().copied().filter(|&i| in_pool(self, i)));
+        for &i in &self.scratch.set {
+            if rows.contains(&i) && (i % w).abs_diff(ex) <= reach {
+                let depth = f64::from(self.pool[i]);
+                if depth > 0.0 && (self.level(i) - level).abs() <= depth * LEVEL_SLACK {
+                    delta.push(i);
+                }
+            }
+        }
         if !delta.is_empty() {
             let share = load / delta.len() as f64;
             for &i in &delta {
