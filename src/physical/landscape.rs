@@ -394,7 +394,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
         // The droplet's cell first (the brush's first entry): never below the
         // floor.
         let old = self.cells[here];
-        let low = self.gate.apply(here, old, math::larger(old - centre * amount, math::smaller(floor, old)));
+        let low = self.gate.apply(here, old, cut(old, centre * amount, floor));
         self.cells[here] = low;
         *sediment += self.report.book_cut(old, low);
         for &(dx, dy, weight) in &brush[1..] {
@@ -403,7 +403,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
             // No brush cell is cut below the droplet's cell (its neighbour:
             // a brush of radius up to 2 is the 3 x 3 block), so the brush digs
             // no pits.
-            let new = self.gate.apply(i, old, math::larger(old - weight * amount, math::smaller(low, old)));
+            let new = self.gate.apply(i, old, cut(old, weight * amount, low));
             self.cells[i] = new;
             *sediment += self.report.book_cut(old, new);
         }
@@ -439,6 +439,13 @@ impl<S: NormalSampler> Eroder<'_, S> {
             *sediment += self.report.book_fill(old, new);
         }
     }
+}
+
+/// `old` lowered by `by`, never below `floor` (nor raised, where `floor` is
+/// above `old`): the brush's cut of one cell.
+#[inline(always)]
+fn cut(old: f32, by: f32, floor: f32) -> f32 {
+    math::larger(old - by, math::smaller(floor, old))
 }
 
 /// `floor(v)` as an integer, for `v` from -1 up to a map's side (below
