@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 use glam::Vec2;
 use rand_core::Rng;
 
-use super::{Eroder, Refused};
+use super::{Eroder, Refused, simd};
 use crate::channels::Channels;
 use crate::droplet::{Droplet, Fate};
 use crate::error::GridError;
@@ -308,7 +308,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
         cell.water += d.water;
         let off_map = self.off_map(px, py);
         let h_here = self.cells[here];
-        let next = (px as i32 as usize, py as i32 as usize);
+        let next = (simd::truncate(px) as usize, simd::truncate(py) as usize);
         let h_next = if off_map { self.height_beyond(px, py) } else { self.cells[next.1 * w + next.0] };
         let relief = 1.0 - c.channel_relief * channel;
         let keep = 1.0 - k.dt * k.friction * relief;
@@ -454,7 +454,7 @@ fn cut(old: f32, by: f32, floor: f32) -> f32 {
 /// -0).
 #[inline(always)]
 fn floor_on_map(v: f32) -> i32 {
-    let toward_zero = v as i32;
+    let toward_zero = simd::truncate(v);
     if toward_zero as f32 > v { toward_zero - 1 } else { toward_zero }
 }
 

@@ -767,7 +767,7 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
             self.height_beyond(p.x, p.y)
         } else {
             // On the map, so the conversions need no clamping (sides < 2^31).
-            let next = (p.x as i32 as usize, p.y as i32 as usize);
+            let next = (simd::truncate(p.x) as usize, simd::truncate(p.y) as usize);
             let index = next.1 * self.width + next.0;
             // A droplet never enters a masked cell: it stops where it is.
             masked = GATED && !self.gate.admits(index);
