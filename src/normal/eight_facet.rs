@@ -28,7 +28,7 @@ pub struct EightFacet;
 
 impl EightFacet {
     /// The 8-facet normal at cell `(x, y)`; see the type's docs.
-    #[inline]
+    #[inline(always)]
     pub fn at(grid: &GridRef<'_>, x: usize, y: usize, height_scale: f32) -> Vec3 {
         let (w, h) = (grid.width(), grid.height());
         if x == 0 || y == 0 || x + 1 >= w || y + 1 >= h {
@@ -123,7 +123,7 @@ impl NormalSampler for EightFacet {
         Some(2)
     }
 
-    #[inline]
+    #[inline(always)]
     fn normal_in_cell(&self, grid: &GridRef<'_>, _: Vec2, x: usize, y: usize, height_scale: f32) -> Vec3 {
         Self::at(grid, x, y, height_scale)
     }

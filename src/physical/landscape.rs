@@ -7,7 +7,8 @@ use alloc::vec::Vec;
 use glam::Vec2;
 use rand_core::Rng;
 
-use super::{Eroder, Refused, simd};
+use super::simd::{self, Isa};
+use super::{Eroder, Refused};
 use crate::channels::Channels;
 use crate::droplet::{Droplet, Fate};
 use crate::error::GridError;
@@ -470,8 +471,11 @@ fn spawn<S: NormalSampler>(
     Some((Droplet::new(start), Walk { age: 0, cell: eroder.cell_of(start) }))
 }
 
-/// Runs `total` droplets one after another with the landscape kernel.
+/// Runs `total` droplets one after another with the landscape kernel, the
+/// loop compiled for `isa`'s vectors (the same bits with any).
+#[inline(always)]
 pub(super) fn run_sequential<S: NormalSampler + Clone>(
+    isa: Isa,
     eroder: &mut Eroder<'_, S>,
     flow: &mut FlowMaps,
     total: u64,
@@ -479,27 +483,36 @@ pub(super) fn run_sequential<S: NormalSampler + Clone>(
     ticker: &mut Ticker<'_, impl Progress + ?Sized>,
 ) {
     let mut sampler = eroder.sampler.clone();
-    for done in 0..total {
-        if ticker.should_stop(done) {
-            eroder.report.cancelled = true;
-            break;
-        }
-        let Some((mut droplet, mut walk)) = spawn(eroder, &mut sampler, rng) else { break };
-        let fate = loop {
-            if let Some(fate) = eroder.landscape_step(flow, &sampler, &mut droplet, &mut walk) {
-                break fate;
+    // The loop compiled for the widest vectors: the 8-facet normal is 8 lanes.
+    simd::widest(
+        isa,
+        #[inline(always)]
+        || {
+            for done in 0..total {
+                if ticker.should_stop(done) {
+                    eroder.report.cancelled = true;
+                    break;
+                }
+                let Some((mut droplet, mut walk)) = spawn(eroder, &mut sampler, rng) else { break };
+                let fate = loop {
+                    if let Some(fate) = eroder.landscape_step(flow, &sampler, &mut droplet, &mut walk) {
+                        break fate;
+                    }
+                };
+                eroder.settle(&mut droplet, fate);
+                flow.droplet_done();
             }
-        };
-        eroder.settle(&mut droplet, fate);
-        flow.droplet_done();
-    }
+        },
+    );
 }
 
 /// Runs `total` droplets interleaved: [`LANES`] droplets take one step each in
 /// lane order per round; a lane whose droplet ends settles it and takes the next
 /// (drawing its start as it enters). The maps refresh between droplets, as in
-/// the sequential order.
+/// the sequential order. The loop is compiled for `isa`'s vectors.
+#[inline(always)]
 pub(super) fn run_interleaved<S: NormalSampler + Clone>(
+    isa: Isa,
     eroder: &mut Eroder<'_, S>,
     flow: &mut FlowMaps,
     total: u64,
@@ -510,31 +523,36 @@ pub(super) fn run_interleaved<S: NormalSampler + Clone>(
     let mut lanes: [Option<(Droplet, Walk)>; LANES] = [None; LANES];
     let mut spawned = 0u64;
     let mut stopping = false;
-    loop {
-        let mut live = 0;
-        for (lane, sampler) in lanes.iter_mut().zip(&mut samplers) {
-            if lane.is_none() && !stopping && spawned < total {
-                if ticker.should_stop(eroder.report.droplets) {
-                    eroder.report.cancelled = true;
-                    stopping = true;
-                } else {
-                    *lane = spawn(eroder, sampler, rng);
-                    // No start: the controls' rain falls nowhere.
-                    spawned = if lane.is_some() { spawned + 1 } else { total };
+    // The loop compiled for the widest vectors, as in `run_sequential`.
+    simd::widest(
+        isa,
+        #[inline(always)]
+        || loop {
+            let mut live = 0;
+            for (lane, sampler) in lanes.iter_mut().zip(&mut samplers) {
+                if lane.is_none() && !stopping && spawned < total {
+                    if ticker.should_stop(eroder.report.droplets) {
+                        eroder.report.cancelled = true;
+                        stopping = true;
+                    } else {
+                        *lane = spawn(eroder, sampler, rng);
+                        // No start: the controls' rain falls nowhere.
+                        spawned = if lane.is_some() { spawned + 1 } else { total };
+                    }
+                }
+                let Some((droplet, walk)) = lane else { continue };
+                live += 1;
+                if let Some(fate) = eroder.landscape_step(flow, sampler, droplet, walk) {
+                    eroder.settle(droplet, fate);
+                    flow.droplet_done();
+                    *lane = None;
                 }
             }
-            let Some((droplet, walk)) = lane else { continue };
-            live += 1;
-            if let Some(fate) = eroder.landscape_step(flow, sampler, droplet, walk) {
-                eroder.settle(droplet, fate);
-                flow.droplet_done();
-                *lane = None;
+            if live == 0 {
+                break;
             }
-        }
-        if live == 0 {
-            break;
-        }
-    }
+        },
+    );
 }
 
 #[cfg(test)]
@@ -582,6 +600,49 @@ mod tests {
                 gains(river_area),
                 [(0.0, 0.0), (0.5, g * erf(0.5)), (2.0, g * erf(2.0)), (9.0, g * erf(9.0))]
             );
+        }
+    }
+
+    /// The landscape loops give the same bits with every instruction set this
+    /// CPU has (each compiles the step for its own vectors), one droplet after
+    /// another and interleaved.
+    #[test]
+    fn every_instruction_set_gives_the_same_bits() {
+        use super::super::simd::Isa;
+        use super::super::{Constants, Eroder};
+        use crate::ErosionParams;
+        use crate::normal::EightFacet;
+        use crate::progress::{Silent, Ticker};
+        use rand_core::SeedableRng;
+
+        let terrain = crate::terrain::fbm_terrain(96, 80, 2).unwrap();
+        let params = ErosionParams { droplets: 4_000, ..ErosionParams::landscape() };
+        let channels = params.channels.unwrap();
+        for interleaved in [false, true] {
+            let mut results = Vec::new();
+            for isa in Isa::available() {
+                let mut map = terrain.clone();
+                let mut flow = FlowMaps::new(channels, 96 * 80).unwrap();
+                let mut eroder = Eroder::new(map.view_mut(), Constants::new(&params), EightFacet);
+                let mut rng = rand_xoshiro::Xoshiro256StarStar::seed_from_u64(5);
+                let mut silent = Silent;
+                let mut ticker = Ticker::new(&mut silent, 4_000);
+                if interleaved {
+                    super::run_interleaved(isa, &mut eroder, &mut flow, 4_000, &mut rng, &mut ticker);
+                } else {
+                    super::run_sequential(isa, &mut eroder, &mut flow, 4_000, &mut rng, &mut ticker);
+                }
+                let report = eroder.report;
+                let bits: Vec<u32> = map.cells().iter().map(|h| h.to_bits()).collect();
+                results.push((isa, bits, report));
+            }
+            let (_, first_bits, first_report) = &results[0];
+            assert!(first_report.steps > 100_000 && first_report.eroded > 0.0, "{first_report:?}");
+            assert!(*first_bits != terrain.cells().iter().map(|h| h.to_bits()).collect::<Vec<_>>());
+            for (isa, bits, report) in &results[1..] {
+                assert!(bits == first_bits, "{isa:?} differs from the baseline (interleaved: {interleaved})");
+                assert_eq!(report, first_report, "{isa:?}");
+            }
         }
     }
 

@@ -13,6 +13,7 @@ use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256StarStar;
 
 use super::landscape::{FlowCell, FlowMaps, Walk};
+use super::simd::{self, Isa};
 use super::{Constants, Eroder, Extras, Physical, Refused};
 use crate::channels::Channels;
 use crate::controls::{self, Gate};
@@ -35,6 +36,8 @@ struct Rules<'a> {
     /// The whole map's gate (a turn copies its zone of it) and width.
     gate: Gate<'a>,
     width: usize,
+    /// The vectors a turn's loop is compiled for (see [`simd::widest`]).
+    isa: Isa,
 }
 
 /// A droplet between turns, in map coordinates.
@@ -104,7 +107,7 @@ where
     // The map as the run found it: pits it did not make stay.
     let before = if channels.settle_pits { try_copy(map.cells())? } else { Vec::new() };
     let base_level = map.cells().iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
-    let rules = Rules { k, channels, base_level, gate, width };
+    let rules = Rules { k, channels, base_level, gate, width, isa: Isa::detect() };
     let layout = Layout::new(tile, width, height);
     let mut queues: Vec<Vec<Waiting>> = (0..layout.tiles()).map(|_| Vec::new()).collect();
     let (mut spawned, mut round, mut unrefreshed) = (0u64, 0u64, 0u64);
@@ -230,24 +233,30 @@ fn turn(
     let mut eroder = Eroder::new(grid, rules.k, EightFacet).with_extras(extras);
     eroder.base_level = rules.base_level;
     let (mut passed, mut stuck) = (Vec::new(), Vec::new());
-    for w in queue {
-        let mut d = Droplet { position: w.droplet.position - origin, ..w.droplet };
-        let mut walk = Walk { age: w.age, cell: eroder.cell_of(d.position) };
-        let mut moved = false;
-        loop {
-            match eroder
-                .landscape_step_if(&mut flow, &EightFacet, &mut d, &mut walk, |px, py| zone.holds(px, py))
-            {
-                Ok(None) => moved = true,
-                Ok(Some(fate)) => break eroder.settle(&mut d, fate),
-                Err(Refused) => {
-                    let position = zone.to_map(d.position, rules.gate.masks());
-                    let w = Waiting { droplet: Droplet { position, ..d }, age: walk.age };
-                    break if moved { passed.push(w) } else { stuck.push(w) };
+    simd::widest(
+        rules.isa,
+        #[inline(always)]
+        || {
+            for w in queue {
+                let mut d = Droplet { position: w.droplet.position - origin, ..w.droplet };
+                let mut walk = Walk { age: w.age, cell: eroder.cell_of(d.position) };
+                let mut moved = false;
+                loop {
+                    match eroder.landscape_step_if(&mut flow, &EightFacet, &mut d, &mut walk, |px, py| {
+                        zone.holds(px, py)
+                    }) {
+                        Ok(None) => moved = true,
+                        Ok(Some(fate)) => break eroder.settle(&mut d, fate),
+                        Err(Refused) => {
+                            let position = zone.to_map(d.position, rules.gate.masks());
+                            let w = Waiting { droplet: Droplet { position, ..d }, age: walk.age };
+                            break if moved { passed.push(w) } else { stuck.push(w) };
+                        }
+                    }
                 }
             }
-        }
-    }
+        },
+    );
     // The zone is this turn's alone: its remainder goes on its own cells,
     // and what they cannot take goes back to the caller.
     eroder.flush_anywhere();

@@ -25,6 +25,7 @@ pub(crate) mod landscape_tiled;
 mod lockstep;
 mod pits;
 mod simd;
+use simd::Isa;
 #[cfg(feature = "parallel")]
 pub(crate) mod tiled;
 
@@ -181,7 +182,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
     {
         if let Some(channels) = self.params.channels {
             return self.drive_landscape(map, progress, extras, channels, |eroder, flow, total, ticker| {
-                landscape::run_sequential(eroder, flow, total, rng, ticker);
+                landscape::run_sequential(Isa::detect(), eroder, flow, total, rng, ticker);
             });
         }
         let k = self.k;
@@ -222,7 +223,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
     {
         if let Some(channels) = self.params.channels {
             return self.drive_landscape(map, progress, extras, channels, |eroder, flow, total, ticker| {
-                landscape::run_interleaved(eroder, flow, total, rng, ticker);
+                landscape::run_interleaved(Isa::detect(), eroder, flow, total, rng, ticker);
             });
         }
         if self.sampler.lane_kernel().is_some() {

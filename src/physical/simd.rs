@@ -1,22 +1,25 @@
-//! Run-time choice of the lockstep kernel's vector width, and [`truncate`]:
-//! the crate's one module with `unsafe`.
+//! Run-time choice of the vector width for the lockstep kernel and the
+//! landscape kernel's loops ([`widest`]), and [`truncate`]: the crate's one
+//! module with `unsafe`.
 //!
 //! Why: a dependent crate builds for the baseline target (SSE2 on x86-64), where
 //! the lockstep lanes lose about a third of their speed against the same code
-//! built for AVX2 or AVX-512 (measured in `docs/performance.md`). The kernel is
-//! compiled three times, with `#[target_feature]`, and the widest set the CPU
-//! has is picked when a run starts.
+//! built for AVX2 or AVX-512 (measured in `docs/performance.md`), and the
+//! landscape step's 8-facet normal (eight lanes) takes a tenth more
+//! instructions. The loops are compiled three times, with `#[target_feature]`,
+//! and the widest set the CPU has is picked when a run starts.
 //!
 //! Why it is sound: a `#[target_feature]` function may only run on a CPU with
-//! those features; each is called only from [`run_fed`] for an [`Isa`] that
-//! [`Isa::detect`] (through `is_x86_feature_detected!`) reported, or that a test
-//! checked with [`Isa::available`].
+//! those features; each is called only from [`run_fed`] or [`widest`] for an
+//! [`Isa`] that [`Isa::detect`] (through `is_x86_feature_detected!`) reported,
+//! or that a test checked with [`Isa::available`].
 //!
 //! Why the bits cannot change: the three copies are the same source; every
 //! operation in it is exactly rounded (`+ - * /`, `sqrt`, comparisons), nothing
 //! calls `mul_add`, and the compiler never fuses a multiply and an add on its
 //! own, so wider vectors change how many lanes run per instruction, not any
-//! lane's result. `tests` compares every available path bit for bit.
+//! lane's result. Tests in `lockstep` and `landscape` compare every available
+//! path bit for bit.
 //!
 //! [`truncate`] converts a float on the map to its cell with the one x86-64
 //! instruction for it, where `as` adds five around it to saturate (measured
@@ -167,9 +170,45 @@ pub(super) fn run_fed<F, P>(
     }
 }
 
+/// Runs `body` compiled for `isa` (from [`Isa::detect`] or [`Isa::available`]): the code it
+/// inlines (a loop over droplets, `#[inline(always)]` down to the step) is
+/// compiled for that set, what it calls without inlining stays the build's.
+/// The same bits on every path (see the module's docs).
+#[inline(always)]
+pub(super) fn widest<R>(isa: Isa, body: impl FnOnce() -> R) -> R {
+    match isa {
+        Isa::Baseline => body(),
+        // SAFETY: `isa` came from `Isa::detect` or `Isa::available`, which
+        // report only sets this CPU has.
+        #[cfg(all(feature = "std", target_arch = "x86_64"))]
+        Isa::Avx2 => unsafe { x86::avx2(body) },
+        // SAFETY: as above.
+        #[cfg(all(feature = "std", target_arch = "x86_64"))]
+        Isa::Avx512 => unsafe { x86::avx512(body) },
+    }
+}
+
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 mod x86 {
     use super::*;
+
+    /// `body`, compiled with AVX2 where inlined.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn avx2<R>(body: impl FnOnce() -> R) -> R {
+        body()
+    }
+
+    /// `body`, compiled with AVX-512 where inlined.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, VL, BW and DQ.
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2")]
+    pub(super) unsafe fn avx512<R>(body: impl FnOnce() -> R) -> R {
+        body()
+    }
 
     /// The AVX2 build of the kernel.
     pub(super) struct Avx2;
