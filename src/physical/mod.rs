@@ -18,6 +18,7 @@ use crate::progress::{Progress, Silent, Ticker};
 use crate::report::ErosionReport;
 use crate::simulator::{Mode, RunOptions, Simulator};
 use crate::transfer::{self, no_overshoot, pit_safe};
+use simd::Isa;
 
 mod landscape;
 #[cfg(feature = "parallel")]
@@ -25,7 +26,6 @@ pub(crate) mod landscape_tiled;
 mod lockstep;
 mod pits;
 mod simd;
-use simd::Isa;
 #[cfg(feature = "parallel")]
 pub(crate) mod tiled;
 
