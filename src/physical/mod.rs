@@ -25,7 +25,7 @@ mod landscape;
 pub(crate) mod landscape_tiled;
 mod lockstep;
 mod pits;
-mod simd;
+pub(crate) mod simd;
 #[cfg(feature = "parallel")]
 pub(crate) mod tiled;
 

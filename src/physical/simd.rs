@@ -175,7 +175,7 @@ pub(super) fn run_fed<F, P>(
 /// compiled for that set, what it calls without inlining stays the build's.
 /// The same bits on every path (see the module's docs).
 #[inline(always)]
-pub(super) fn widest<R>(isa: Isa, body: impl FnOnce() -> R) -> R {
+pub(crate) fn widest<R>(isa: Isa, body: impl FnOnce() -> R) -> R {
     match isa {
         Isa::Baseline => body(),
         // SAFETY: `isa` came from `Isa::detect` or `Isa::available`, which

@@ -18,6 +18,7 @@ use crate::grid::{Grid, GridMut, GridRef, clamped_cell};
 use crate::layers::{self, Track};
 use crate::math;
 use crate::normal::{CentralDifference, NormalSampler, Offset};
+use crate::physical::simd::{self, Isa};
 use crate::progress::{Progress, Silent, Ticker};
 use crate::report::ErosionReport;
 use crate::simulator::{RunOptions, Simulator};
@@ -264,13 +265,16 @@ struct Roller<'m> {
     tracks: Option<&'m mut [Track]>,
     /// The controls' active mask and erodibility over these cells.
     gate: Gate<'m>,
+    /// The vectors the rolling loop is compiled for (see [`simd::widest`]).
+    isa: Isa,
 }
 
 impl<'m> Roller<'m> {
     /// A roller over `cells` (`width` x `height`) behind `gate`, with empty
     /// books.
     fn new(cells: &'m mut [f32], width: usize, height: usize, gate: Gate<'m>) -> Self {
-        Self { cells, width, height, report: ErosionReport::default(), remainder: 0.0, tracks: None, gate }
+        let (report, isa) = (ErosionReport::default(), Isa::detect());
+        Self { cells, width, height, report, remainder: 0.0, tracks: None, gate, isa }
     }
 
     /// Whether the snowball at `position` stands on a cell it may not enter
@@ -315,11 +319,17 @@ impl<'m> Roller<'m> {
         ball: &mut Rolling,
         allowed: impl FnMut(Vec2, Vec2) -> bool,
     ) -> Result<Fate, Refused> {
-        // Without a gate the loop makes no test of it (3 % of a step).
-        match self.gate.is_open() {
-            true => self.advance_through::<false, S>(k, sampler, ball, allowed),
-            false => self.advance_through::<true, S>(k, sampler, ball, allowed),
-        }
+        // Compiled for the widest vectors (3 % fewer instructions with AVX2:
+        // the samplers' normals it calls are not inlined); without a gate
+        // the loop makes no test of it (3 % of a step).
+        simd::widest(
+            self.isa,
+            #[inline(always)]
+            || match self.gate.is_open() {
+                true => self.advance_through::<false, S>(k, sampler, ball, allowed),
+                false => self.advance_through::<true, S>(k, sampler, ball, allowed),
+            },
+        )
     }
 
     /// [`advance`](Self::advance), with the gate's tests when `GATED`.
