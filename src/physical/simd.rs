@@ -35,8 +35,9 @@ use crate::progress::{Progress, Ticker};
 
 /// `x` rounded toward zero, for `x` within `i32`'s range: there, exactly what
 /// `x as i32` gives. Outside it (or for NaN) the value is unspecified but
-/// deterministic (`i32::MIN` on x86-64), never undefined behaviour: callers
-/// convert positions on the map or a step beyond its edge (sides below 2^31).
+/// deterministic (`i32::MIN` on x86-64), never undefined behaviour. Callers
+/// convert positions on the map or a step beyond its edge (sides below
+/// 2^31), and `math::floor` values it has checked are in range.
 ///
 /// Why: on x86-64 `as` saturates, five instructions around the conversion
 /// (`cvttss2si` returns `i32::MIN` out of range). A step converts its next
