@@ -16,7 +16,7 @@ pub struct CentralDifference;
 
 impl CentralDifference {
     /// The central-difference normal at cell `(x, y)`; see the type's docs.
-    #[inline]
+    #[inline(always)]
     pub fn at(grid: &GridRef<'_>, x: usize, y: usize, height_scale: f32) -> Vec3 {
         let (w, h) = (grid.width(), grid.height());
         if w < 3 || h < 3 {
@@ -35,7 +35,7 @@ impl CentralDifference {
 }
 
 impl NormalSampler for CentralDifference {
-    #[inline]
+    #[inline(always)]
     fn cell_normal(&self, grid: &GridRef<'_>, x: usize, y: usize, height_scale: f32) -> Vec3 {
         Self::at(grid, x, y, height_scale)
     }

@@ -107,6 +107,7 @@ impl<S: NormalSampler> NormalSampler for Offset<S> {
         self.inner.cell_normal(grid, x, y, height_scale)
     }
 
+    #[inline(always)]
     fn normal(&self, grid: &GridRef<'_>, position: Vec2, height_scale: f32) -> Vec3 {
         let q = position + self.offset;
         let (fx, fy) = (math::floor(q.x), math::floor(q.y));
