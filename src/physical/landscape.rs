@@ -450,9 +450,8 @@ fn cut(old: f32, by: f32, floor: f32) -> f32 {
 }
 
 /// `floor(v)` as an integer, for `v` from -1 up to a map's side (below
-/// 2^31), without the call to `floorf` that the baseline x86-64 target makes
-/// (it has no `roundss`): as a float, the same value and bits (no such `v` is
-/// -0).
+/// 2^31): [`math::floor`]'s integer route without its range test, sign copy
+/// and conversion back (no such `v` is -0 or out of range).
 #[inline(always)]
 fn floor_on_map(v: f32) -> i32 {
     let toward_zero = simd::truncate(v);

@@ -36,8 +36,6 @@ struct Rules<'a> {
     /// The whole map's gate (a turn copies its zone of it) and width.
     gate: Gate<'a>,
     width: usize,
-    /// The vectors a turn's loop is compiled for (see [`simd::widest`]).
-    isa: Isa,
 }
 
 /// A droplet between turns, in map coordinates.
@@ -107,7 +105,7 @@ where
     // The map as the run found it: pits it did not make stay.
     let before = if channels.settle_pits { try_copy(map.cells())? } else { Vec::new() };
     let base_level = map.cells().iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
-    let rules = Rules { k, channels, base_level, gate, width, isa: Isa::detect() };
+    let rules = Rules { k, channels, base_level, gate, width };
     let layout = Layout::new(tile, width, height);
     let mut queues: Vec<Vec<Waiting>> = (0..layout.tiles()).map(|_| Vec::new()).collect();
     let (mut spawned, mut round, mut unrefreshed) = (0u64, 0u64, 0u64);
@@ -234,7 +232,7 @@ fn turn(
     eroder.base_level = rules.base_level;
     let (mut passed, mut stuck) = (Vec::new(), Vec::new());
     simd::widest(
-        rules.isa,
+        Isa::detect(),
         #[inline(always)]
         || {
             for w in queue {

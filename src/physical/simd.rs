@@ -76,21 +76,28 @@ impl Isa {
     /// detect), or a narrower one named by the `HYDRAULIC_EROSION_ISA`
     /// environment variable (`baseline`, `avx2`, `avx512`), to measure the
     /// paths against each other; a set the CPU lacks is never chosen. The bits
-    /// are the same either way.
+    /// are the same either way. Decided once a process (the variable is read
+    /// by the first run), so a loop may ask for every droplet or tile.
     #[inline]
     pub(crate) fn detect() -> Isa {
         #[cfg(all(feature = "std", target_arch = "x86_64"))]
         {
-            let asked = std::env::var("HYDRAULIC_EROSION_ISA").ok();
-            let allows =
-                |name: &str| asked.as_deref().is_none_or(|a| a == name || (name == "avx2" && a == "avx512"));
-            if allows("avx512") && avx512() {
-                return Isa::Avx512;
-            }
-            if allows("avx2") && std::arch::is_x86_feature_detected!("avx2") {
-                return Isa::Avx2;
-            }
+            static CHOSEN: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
+            *CHOSEN.get_or_init(|| {
+                let asked = std::env::var("HYDRAULIC_EROSION_ISA").ok();
+                let allows = |name: &str| {
+                    asked.as_deref().is_none_or(|a| a == name || (name == "avx2" && a == "avx512"))
+                };
+                if allows("avx512") && avx512() {
+                    Isa::Avx512
+                } else if allows("avx2") && std::arch::is_x86_feature_detected!("avx2") {
+                    Isa::Avx2
+                } else {
+                    Isa::Baseline
+                }
+            })
         }
+        #[cfg(not(all(feature = "std", target_arch = "x86_64")))]
         Isa::Baseline
     }
 

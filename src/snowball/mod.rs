@@ -265,16 +265,13 @@ struct Roller<'m> {
     tracks: Option<&'m mut [Track]>,
     /// The controls' active mask and erodibility over these cells.
     gate: Gate<'m>,
-    /// The vectors the rolling loop is compiled for (see [`simd::widest`]).
-    isa: Isa,
 }
 
 impl<'m> Roller<'m> {
     /// A roller over `cells` (`width` x `height`) behind `gate`, with empty
     /// books.
     fn new(cells: &'m mut [f32], width: usize, height: usize, gate: Gate<'m>) -> Self {
-        let (report, isa) = (ErosionReport::default(), Isa::detect());
-        Self { cells, width, height, report, remainder: 0.0, tracks: None, gate, isa }
+        Self { cells, width, height, report: ErosionReport::default(), remainder: 0.0, tracks: None, gate }
     }
 
     /// Whether the snowball at `position` stands on a cell it may not enter
@@ -323,7 +320,7 @@ impl<'m> Roller<'m> {
         // the samplers' normals it calls are not inlined); without a gate
         // the loop makes no test of it (3 % of a step).
         simd::widest(
-            self.isa,
+            Isa::detect(),
             #[inline(always)]
             || match self.gate.is_open() {
                 true => self.advance_through::<false, S>(k, sampler, ball, allowed),
