@@ -14,21 +14,25 @@ impl Reach {
     pub(crate) const WHOLE: Reach = Reach { edge: [true; 4] };
 
     /// Whether a traveller at `(px, py)`, in the coordinates of a `width` x
-    /// `height` window, reads only inside it: its cell and that cell's
-    /// neighbours, or, across the map's edge, the edge cells.
-    #[inline(always)]
-    pub(crate) fn holds(&self, width: usize, height: usize, px: f32, py: f32) -> bool {
-        self.holds_within(width, height, px, py, 1.0)
-    }
-
-    /// As [`holds`](Self::holds) for a traveller that reads `r` cells (a whole
-    /// number) around its cell.
+    /// `height` window, that reads `r` cells (a whole number) around its cell
+    /// reads only inside the window: its cell and those around it, or, across
+    /// the map's edge, the edge cells (`r` 1: the cell and its neighbours).
+    #[cfg(any(test, feature = "parallel"))]
     #[inline(always)]
     pub(crate) fn holds_within(&self, width: usize, height: usize, px: f32, py: f32, r: f32) -> bool {
+        self.holds_inside(r, [width as f32 - r, height as f32 - r], px, py)
+    }
+
+    /// As [`holds_within`](Self::holds_within) with the window's far bounds
+    /// worked out: `high` is `[width - r, height - r]` as `f32` (a loop that
+    /// asks every step converts the sides once: a `usize` takes six
+    /// instructions to convert).
+    #[inline(always)]
+    pub(crate) fn holds_inside(&self, r: f32, high: [f32; 2], px: f32, py: f32) -> bool {
         (self.edge[0] || px >= r)
-            && (self.edge[1] || px < width as f32 - r)
+            && (self.edge[1] || px < high[0])
             && (self.edge[2] || py >= r)
-            && (self.edge[3] || py < height as f32 - r)
+            && (self.edge[3] || py < high[1])
     }
 
     /// Whether all neighbours of cell `(x, y)` of the window that lie on the
@@ -48,7 +52,7 @@ mod tests {
 
     #[test]
     fn the_whole_map_holds_everything() {
-        assert!(Reach::WHOLE.holds(4, 4, -100.0, 1e9));
+        assert!(Reach::WHOLE.holds_within(4, 4, -100.0, 1e9, 1.0));
         assert!(Reach::WHOLE.holds_cell(4, 4, 0, 3));
     }
 
@@ -56,11 +60,11 @@ mod tests {
     fn a_window_holds_cells_whose_neighbours_it_holds() {
         // A window whose low x side and high y side are the map's edges.
         let reach = Reach { edge: [true, false, false, true] };
-        assert!(reach.holds(10, 10, -0.5, 1.0));
-        assert!(!reach.holds(10, 10, 9.0, 5.0));
-        assert!(reach.holds(10, 10, 8.99, 5.0));
-        assert!(!reach.holds(10, 10, 5.0, 0.99));
-        assert!(reach.holds(10, 10, 5.0, 12.0));
+        assert!(reach.holds_within(10, 10, -0.5, 1.0, 1.0));
+        assert!(!reach.holds_within(10, 10, 9.0, 5.0, 1.0));
+        assert!(reach.holds_within(10, 10, 8.99, 5.0, 1.0));
+        assert!(!reach.holds_within(10, 10, 5.0, 0.99, 1.0));
+        assert!(reach.holds_within(10, 10, 5.0, 12.0, 1.0));
         assert!(reach.holds_cell(10, 10, 0, 9));
         assert!(!reach.holds_cell(10, 10, 9, 5));
         assert!(!reach.holds_cell(10, 10, 5, 0));

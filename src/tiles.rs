@@ -32,9 +32,18 @@ pub(crate) struct Zone {
     pub(crate) height: usize,
     /// Which of its sides are the map's edges.
     pub(crate) reach: Reach,
+    /// `[width - 1, height - 1]` as `f32`: [`holds`](Self::holds)'s far
+    /// bounds, converted once (a `usize` takes six instructions to convert,
+    /// and the droplets ask every step).
+    high: [f32; 2],
 }
 
 impl Zone {
+    /// The zone of `width` x `height` cells from `(x0, y0)`, its `reach`.
+    pub(crate) fn new(x0: usize, y0: usize, width: usize, height: usize, reach: Reach) -> Self {
+        Zone { x0, y0, width, height, reach, high: [width as f32 - 1.0, height as f32 - 1.0] }
+    }
+
     /// The map index ranges of the zone's rows, top to bottom, on a map
     /// `width` cells wide.
     pub(crate) fn rows(&self, width: usize) -> impl Iterator<Item = core::ops::Range<usize>> + '_ {
@@ -94,7 +103,7 @@ impl Zone {
     /// edge, the edge cells.
     #[inline(always)]
     pub(crate) fn holds(&self, px: f32, py: f32) -> bool {
-        self.reach.holds(self.width, self.height, px, py)
+        self.reach.holds_inside(1.0, self.high, px, py)
     }
 }
 
@@ -174,13 +183,8 @@ impl Layout {
         let y0 = (ty * self.tile).saturating_sub(margin);
         let x1 = ((tx + 1) * self.tile + margin).min(self.width);
         let y1 = ((ty + 1) * self.tile + margin).min(self.height);
-        Zone {
-            x0,
-            y0,
-            width: x1 - x0,
-            height: y1 - y0,
-            reach: Reach { edge: [x0 == 0, x1 == self.width, y0 == 0, y1 == self.height] },
-        }
+        let reach = Reach { edge: [x0 == 0, x1 == self.width, y0 == 0, y1 == self.height] };
+        Zone::new(x0, y0, x1 - x0, y1 - y0, reach)
     }
 }
 
@@ -395,7 +399,7 @@ mod tests {
     /// it: with controls it is kept in its cell (the next may be masked).
     #[test]
     fn a_position_back_on_the_map_keeps_its_cell_with_controls() {
-        let zone = Zone { x0: 32, y0: 8, width: 16, height: 16, reach: Reach::WHOLE };
+        let zone = Zone::new(32, 8, 16, 16, Reach::WHOLE);
         let local = Vec2::new(f32::from_bits(16.0f32.to_bits() - 1), 3.25);
         assert_eq!(zone.to_map(local, false), Vec2::new(48.0, 11.25));
         let kept = zone.to_map(local, true);
@@ -437,14 +441,26 @@ mod tests {
     /// A zone's reach: a cell and its neighbours inside, or across the map's edge.
     #[test]
     fn holds_keeps_reads_inside_the_zone() {
-        let inner = Zone { x0: 10, y0: 10, width: 20, height: 20, reach: Reach { edge: [false; 4] } };
+        let inner = Zone::new(10, 10, 20, 20, Reach { edge: [false; 4] });
         assert!(inner.holds(1.0, 18.99));
         assert!(!inner.holds(0.99, 5.0));
         assert!(!inner.holds(5.0, 19.0));
-        let corner =
-            Zone { x0: 0, y0: 0, width: 20, height: 20, reach: Reach { edge: [true, false, true, false] } };
+        let corner = Zone::new(0, 0, 20, 20, Reach { edge: [true, false, true, false] });
         assert!(corner.holds(-3.0, -0.5));
         assert!(!corner.holds(-3.0, 19.5));
+        // The bounds converted once answer as the window's own test, around
+        // each edge by ulps.
+        for zone in [inner, corner, Zone::new(3, 5, 7, 300, Reach { edge: [false, true, false, false] })] {
+            for edge in [0.0f32, 1.0, 6.0, 7.0, 299.0, 300.0] {
+                for ulps in -2i32..=2 {
+                    let v = f32::from_bits((edge.to_bits() as i32 + ulps).max(0) as u32);
+                    for (px, py) in [(v, 2.5), (2.5, v), (v, v), (-v, v)] {
+                        let expected = zone.reach.holds_within(zone.width, zone.height, px, py, 1.0);
+                        assert_eq!(zone.holds(px, py), expected, "{zone:?} at ({px}, {py})");
+                    }
+                }
+            }
+        }
     }
 
     /// A zone copy goes out as it came in, to the cells it came from.

@@ -286,6 +286,7 @@ fn turn(rules: Rules<'_>, layers: &mut ZoneLayers, zone: Zone, queue: &[Journey]
         base_level: rules.base_level,
         origin,
         reach: zone.reach,
+        high: [zone.width as f32 - 1.0, zone.height as f32 - 1.0],
         undo: Vec::new(),
         gate: zone_gate.gate(),
     };

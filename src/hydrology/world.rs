@@ -167,6 +167,10 @@ pub(super) struct World<'a> {
     /// tile's turn, those its zone shares with the map. A particle whose next
     /// read would go beyond the others is refused.
     pub(super) reach: Reach,
+    /// `[width - 1, height - 1]` as `f32`: [`holds`](Self::holds)'s far
+    /// bounds, converted once (a `usize` takes six instructions to convert,
+    /// and the particles ask every step).
+    pub(super) high: [f32; 2],
     /// Cells a flood in a zone has changed, with their terrain and pool as they
     /// were, so a flood that outgrows the zone can be undone.
     pub(super) undo: Vec<(usize, f32, f32)>,
@@ -180,7 +184,7 @@ impl World<'_> {
     /// Whether a particle at `position` reads only cells these maps hold.
     #[inline(always)]
     pub(super) fn holds(&self, position: Vec2) -> bool {
-        self.reach.holds(self.width, self.height, position.x, position.y)
+        self.reach.holds_inside(1.0, self.high, position.x, position.y)
     }
 
     /// Settles the single-cell pits the run made on dry ground (see

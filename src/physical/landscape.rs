@@ -239,11 +239,34 @@ impl<S: NormalSampler> Eroder<'_, S> {
         walk: &mut Walk,
         allowed: impl Fn(f32, f32) -> bool,
     ) -> Result<Option<Fate>, Refused> {
+        // Without controls the loop runs the ungated copy: one well-predicted
+        // test a step instead of one for each cell the step changes.
+        if self.gate.is_open() {
+            self.landscape_step_through::<false>(flow, sampler, d, walk, allowed)
+        } else {
+            self.landscape_step_through::<true>(flow, sampler, d, walk, allowed)
+        }
+    }
+
+    /// [`landscape_step_if`](Self::landscape_step_if), through the gate when
+    /// `GATED`.
+    #[inline(always)]
+    fn landscape_step_through<const GATED: bool>(
+        &mut self,
+        flow: &mut FlowMaps,
+        sampler: &S,
+        d: &mut Droplet,
+        walk: &mut Walk,
+        allowed: impl Fn(f32, f32) -> bool,
+    ) -> Result<Option<Fate>, Refused> {
         let k = self.k;
         let (x, y) = walk.cell;
         let w = self.width;
         let here = y * w + x;
-        if self.cells[here] <= flow.sea {
+        // The step writes no height before the trade: this is the height
+        // there when the step began.
+        let h_here = self.cells[here];
+        if h_here <= flow.sea {
             // In the sea: the load goes with the water, as off the map.
             return Ok(Some(Fate::LeftMap));
         }
@@ -290,7 +313,9 @@ impl<S: NormalSampler> Eroder<'_, S> {
                 }
             }
         }
-        if !(speed.is_finite() && vx.is_finite() && vy.is_finite()) {
+        // Whether all three are finite, in one test: `x * 0` is 0 for finite
+        // `x`, NaN else.
+        if speed * 0.0 + (vx * 0.0 + vy * 0.0) != 0.0 {
             return Ok(Some(Fate::Unstable));
         }
         if speed == 0.0 {
@@ -308,16 +333,16 @@ impl<S: NormalSampler> Eroder<'_, S> {
         }
         cell.water += d.water;
         let off_map = self.off_map(px, py);
-        let h_here = self.cells[here];
         let next = (simd::truncate(px) as usize, simd::truncate(py) as usize);
         let h_next = if off_map { self.height_beyond(px, py) } else { self.cells[next.1 * w + next.0] };
         let relief = 1.0 - c.channel_relief * channel;
-        let keep = 1.0 - k.dt * k.friction * relief;
+        let keep = 1.0 - k.dt_friction * relief;
         let (vx, vy) = (vx * keep, vy * keep);
         // The load the droplet can carry: proportional to its water and the drop
         // of its one-cell step, not to its speed (a one-cell step's drop is the
         // slope; speed would count the slope twice and starve slow channels).
-        let capacity = (c.capacity * d.water * (h_here - h_next) * (1.0 + gain)).max(0.0);
+        // (`math::larger`: one comparison, and 0 for a NaN as `max` gives.)
+        let capacity = math::larger(c.capacity * d.water * (h_here - h_next) * (1.0 + gain), 0.0);
         let change = f64::from(k.dt_kd) * (f64::from(capacity) - d.sediment);
         if change > 0.0 {
             // The next cell on the map is a neighbour (one-cell steps), so the
@@ -329,37 +354,37 @@ impl<S: NormalSampler> Eroder<'_, S> {
             } else {
                 h_next
             };
-            self.erode_brush(flow, (x, y), floor, change as f32, &mut d.sediment);
+            self.erode_brush::<GATED>(flow, (x, y), floor, change as f32, &mut d.sediment);
         } else if k.pit_safe && h_next > h_here && !off_map {
             // Going uphill: fill the cell left towards its spill level (the lower
             // of the next cell and its lowest neighbour), never above it (a fill
             // above the lowest neighbour could leave that neighbour a pit); the
             // rest of the step's deposit goes down as usual.
             let spill = math::smaller(h_next, self.lowest_neighbour(x, y));
-            let fill = (spill - h_here).min(d.sediment as f32);
+            let fill = math::smaller(spill - h_here, d.sediment as f32);
             let mut rest = (-change) as f32;
             if fill > 0.0 {
-                let new = self.gate.apply(here, h_here, h_here + fill);
+                let new = self.gated::<GATED>(here, h_here, h_here + fill);
                 self.cells[here] = new;
                 d.sediment += self.report.book_fill(h_here, new);
                 // What was put down (all of `fill` unless the gate scaled it).
                 rest -= if new == h_here + fill { fill } else { new - h_here };
             }
-            self.deposit_bilinear(d.position, rest, &mut d.sediment);
+            self.deposit_bilinear::<GATED>(d.position, rest, &mut d.sediment);
         } else {
-            self.deposit_bilinear(d.position, (-change) as f32, &mut d.sediment);
+            self.deposit_bilinear::<GATED>(d.position, (-change) as f32, &mut d.sediment);
         }
         if self.tracks.is_some() {
             self.track(here, d.water, d.sediment, off_map || next != (x, y));
         }
-        d.water *= 1.0 - k.dt * k.evaporation * relief;
+        d.water *= 1.0 - k.dt_evaporation * relief;
         d.velocity = Vec2::new(vx, vy);
         d.position = Vec2::new(px, py);
         walk.age += 1;
         if off_map {
             return Ok(Some(Fate::LeftMap));
         }
-        if !self.gate.admits(next.1 * w + next.0) {
+        if GATED && !self.gate.admits(next.1 * w + next.0) {
             // It would enter a masked cell: it stops in the one it is in.
             d.position = Self::centre(x, y);
             return Ok(Some(Fate::Masked));
@@ -368,11 +393,19 @@ impl<S: NormalSampler> Eroder<'_, S> {
         Ok(None)
     }
 
+    /// `proposed` for cell `i` (at `current`) through the gate when `GATED`
+    /// (see [`Gate::apply`](crate::controls::Gate::apply)); as proposed
+    /// otherwise, which is what an open gate gives.
+    #[inline(always)]
+    fn gated<const GATED: bool>(&self, i: usize, current: f32, proposed: f32) -> f32 {
+        if GATED { self.gate.apply(i, current, proposed) } else { proposed }
+    }
+
     /// Takes `amount` from the brush around `(x, y)` (the droplet's cell alone
     /// where the brush crosses the border), no cell cut below `floor`, and
     /// credits `sediment` with what was taken.
     #[inline(always)]
-    fn erode_brush(
+    fn erode_brush<const GATED: bool>(
         &mut self,
         flow: &FlowMaps,
         (x, y): (usize, usize),
@@ -385,7 +418,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
         let brush: &[(isize, isize, f32)] = if inside { &flow.brush } else { &[(0, 0, 1.0)] };
         let centre = brush[0].2;
         // The droplet's cell takes `centre * amount`: never below the floor.
-        let room = (self.cells[y * self.width + x] - floor).max(0.0);
+        let room = math::larger(self.cells[y * self.width + x] - floor, 0.0);
         let amount = if centre * amount > room { room / centre } else { amount };
         if amount.is_nan() || amount <= 0.0 {
             return;
@@ -395,7 +428,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
         // The droplet's cell first (the brush's first entry): never below the
         // floor.
         let old = self.cells[here];
-        let low = self.gate.apply(here, old, cut(old, centre * amount, floor));
+        let low = self.gated::<GATED>(here, old, cut(old, centre * amount, floor));
         self.cells[here] = low;
         *sediment += self.report.book_cut(old, low);
         for &(dx, dy, weight) in &brush[1..] {
@@ -404,7 +437,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
             // No brush cell is cut below the droplet's cell (its neighbour:
             // a brush of radius up to 2 is the 3 x 3 block), so the brush digs
             // no pits.
-            let new = self.gate.apply(i, old, cut(old, weight * amount, low));
+            let new = self.gated::<GATED>(i, old, cut(old, weight * amount, low));
             self.cells[i] = new;
             *sediment += self.report.book_cut(old, new);
         }
@@ -414,8 +447,9 @@ impl<S: NormalSampler> Eroder<'_, S> {
     /// (clamped to the map), at most the droplet's load, and takes it from
     /// `sediment`.
     #[inline(always)]
-    fn deposit_bilinear(&mut self, p: Vec2, amount: f32, sediment: &mut f64) {
-        let amount = amount.min(*sediment as f32);
+    fn deposit_bilinear<const GATED: bool>(&mut self, p: Vec2, amount: f32, sediment: &mut f64) {
+        // (Never NaN: the change is finite or infinite.)
+        let amount = math::smaller(amount, *sediment as f32);
         if amount.is_nan() || amount <= 0.0 {
             return;
         }
@@ -435,7 +469,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
             (y1 * w + x1, tx * ty),
         ] {
             let old = self.cells[i];
-            let new = self.gate.apply(i, old, old + weight * amount);
+            let new = self.gated::<GATED>(i, old, old + weight * amount);
             self.cells[i] = new;
             *sediment += self.report.book_fill(old, new);
         }

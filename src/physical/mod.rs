@@ -94,10 +94,10 @@ struct Constants {
     height_scale: f32,
     max_steps: u32,
     pit_safe: bool,
-    /// Friction μ and evaporation K_e (the landscape kernel lowers them in
-    /// channels).
-    friction: f32,
-    evaporation: f32,
+    /// `dt` times friction μ and times evaporation K_e (the landscape kernel
+    /// lowers them in channels; the products as its steps work them out).
+    dt_friction: f32,
+    dt_evaporation: f32,
 }
 
 impl Constants {
@@ -119,8 +119,8 @@ impl Constants {
             height_scale: p.height_scale / length,
             max_steps: cell_steps(p.max_steps, length),
             pit_safe: p.pit_safe,
-            friction: p.friction,
-            evaporation: p.evaporation_rate,
+            dt_friction: dt * p.friction,
+            dt_evaporation: dt * p.evaporation_rate,
         }
     }
 }
@@ -554,6 +554,9 @@ struct Eroder<'m, S> {
     gate: Gate<'m>,
     /// Where droplets start; `None`: uniformly.
     starts: Option<&'m Starts>,
+    /// `width` and `height` as `f32`, for [`off_map`](Self::off_map) (a
+    /// `usize` takes six instructions to convert, every step).
+    extent: [f32; 2],
 }
 
 impl<'m, S: NormalSampler> Eroder<'m, S> {
@@ -574,6 +577,7 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
             tracks: None,
             gate,
             starts,
+            extent: [width as f32, height as f32],
         }
     }
 
@@ -724,7 +728,7 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     /// Whether `(px, py)` lies off the map.
     #[inline(always)]
     fn off_map(&self, px: f32, py: f32) -> bool {
-        !(px >= 0.0 && py >= 0.0 && px < self.width as f32 && py < self.height as f32)
+        !(px >= 0.0 && py >= 0.0 && px < self.extent[0] && py < self.extent[1])
     }
 
     /// The map's side of a step's mass transfer towards the capacity, at the cell
