@@ -23,6 +23,13 @@ impl Reach {
         self.holds_inside(r, [width as f32 - r, height as f32 - r], px, py)
     }
 
+    /// The far bounds [`holds_inside`](Self::holds_inside) takes for a
+    /// `width` x `height` window and a traveller that reads its cell's
+    /// neighbours: `[width - 1, height - 1]` as `f32`.
+    pub(crate) fn far_bounds(width: usize, height: usize) -> [f32; 2] {
+        [width as f32 - 1.0, height as f32 - 1.0]
+    }
+
     /// As [`holds_within`](Self::holds_within) with the window's far bounds
     /// worked out: `high` is `[width - r, height - r]` as `f32` (a loop that
     /// asks every step converts the sides once: a `usize` takes six

@@ -41,7 +41,7 @@ pub(crate) struct Zone {
 impl Zone {
     /// The zone of `width` x `height` cells from `(x0, y0)`, its `reach`.
     pub(crate) fn new(x0: usize, y0: usize, width: usize, height: usize, reach: Reach) -> Self {
-        Zone { x0, y0, width, height, reach, high: [width as f32 - 1.0, height as f32 - 1.0] }
+        Zone { x0, y0, width, height, reach, high: Reach::far_bounds(width, height) }
     }
 
     /// The map index ranges of the zone's rows, top to bottom, on a map

@@ -408,7 +408,7 @@ impl Hydrology {
             base_level,
             origin: Vec2::ZERO,
             reach: Reach::WHOLE,
-            high: [width as f32 - 1.0, height as f32 - 1.0],
+            high: Reach::far_bounds(width, height),
             undo: Vec::new(),
             gate,
         };

@@ -24,6 +24,7 @@ use crate::controls::{self, Gate};
 use crate::grid::Grid;
 use crate::layers::Track;
 use crate::progress::{Progress, Ticker};
+use crate::reach::Reach;
 use crate::tiles::{self, Layout, Traveller, Turn, Zone, Zoned};
 
 impl Traveller for Journey {
@@ -286,7 +287,7 @@ fn turn(rules: Rules<'_>, layers: &mut ZoneLayers, zone: Zone, queue: &[Journey]
         base_level: rules.base_level,
         origin,
         reach: zone.reach,
-        high: [zone.width as f32 - 1.0, zone.height as f32 - 1.0],
+        high: Reach::far_bounds(zone.width, zone.height),
         undo: Vec::new(),
         gate: zone_gate.gate(),
     };

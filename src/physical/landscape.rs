@@ -448,7 +448,8 @@ impl<S: NormalSampler> Eroder<'_, S> {
     /// `sediment`.
     #[inline(always)]
     fn deposit_bilinear<const GATED: bool>(&mut self, p: Vec2, amount: f32, sediment: &mut f64) {
-        // (Never NaN: the change is finite or infinite.)
+        // (`math::smaller`: `amount` is never NaN here, the step's change
+        // being finite or infinite; `min` would differ only for a NaN.)
         let amount = math::smaller(amount, *sediment as f32);
         if amount.is_nan() || amount <= 0.0 {
             return;
