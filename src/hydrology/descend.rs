@@ -6,10 +6,11 @@ use glam::Vec2;
 
 use super::erf::erf;
 use super::world::{End, Particle, World};
-use crate::grid::GridRef;
+use crate::grid::{GridRef, clamped_cell};
 use crate::layers;
 use crate::math;
 use crate::normal::EightFacet;
+use crate::physical::simd::truncate;
 use crate::transfer::{self, no_overshoot, pit_safe};
 
 /// How a descent ended.
@@ -56,13 +57,16 @@ impl World<'_> {
             // Rain on a lake, or a spill into a lower pool.
             return Descent::Flood;
         }
+        // The sides as `f32` once (a `usize` takes six instructions to convert).
+        let extent = [self.width as f32, self.height as f32];
         while *steps_left > 0 {
             *steps_left -= 1;
             if p.water <= k.min_volume {
                 return Descent::End(End::Evaporated);
             }
-            let here = self.index_of(p.position);
-            let (x, y) = (here % self.width, here / self.width);
+            // The cell, then its index (not the index, then a division).
+            let (x, y) = clamped_cell(p.position, self.width, self.height);
+            let here = y * self.width + x;
             // The particle is never on a pool here, so the surface is the terrain.
             let h_here = self.heights[here];
             let lowest = if k.pit_safe || k.stall_in_pits { self.lowest_neighbour(x, y) } else { h_here };
@@ -95,14 +99,17 @@ impl World<'_> {
             }
             self.track[here] += p.water as f32;
             self.report.erosion.steps += 1;
-            if !(px.is_finite() && py.is_finite() && vx.is_finite() && vy.is_finite()) {
+            // All four finite, in one test: `x * 0` is 0 for finite `x`, NaN else.
+            if (px * 0.0 + py * 0.0) + (vx * 0.0 + vy * 0.0) != 0.0 {
                 return Descent::End(End::Unstable);
             }
             let previous = p.position;
             p.velocity = Vec2::new(vx, vy);
             p.position = Vec2::new(px, py);
-            let off_map = !(px >= 0.0 && py >= 0.0 && px < self.width as f32 && py < self.height as f32);
-            let next = if off_map { None } else { Some((py as usize) * self.width + px as usize) };
+            let off_map = !(px >= 0.0 && py >= 0.0 && px < extent[0] && py < extent[1]);
+            // On the map, so the conversions need no saturation (sides < 2^31).
+            let next =
+                if off_map { None } else { Some(truncate(py) as usize * self.width + truncate(px) as usize) };
             // A particle never enters a cell the mask closes: it trades as if it
             // went on, then stops at the centre of its own (`Physical`'s rule).
             let masked = next.is_some_and(|j| !self.gate.admits(j));
