@@ -21,8 +21,11 @@ use crate::report::ErosionReport;
 ///   off by grows with the mass it moves, not with the mass the map holds. The
 ///   bound is [`TOLERANCE`](Self::TOLERANCE) (10^-9) times the larger of
 ///   `sum(|before|)` ([`scale`](Self::scale)) and the mass the run moved
-///   ([`moved`](Self::moved)), or the map's [`resolution`](Self::resolution)
-///   where that is coarser. [`of_run`](Self::of_run) takes the mass moved from
+///   ([`moved`](Self::moved)), plus the map's [`resolution`](Self::resolution):
+///   the last remainder a run places can leave half an ulp of its cell
+///   unplaced on top of the books' rounding (on a map of 1e29 heights the two
+///   are of a size, and their maximum alone was exceeded by the books'
+///   2^-52). [`of_run`](Self::of_run) takes the mass moved from
 ///   the run's report (everything eroded and deposited); [`new`](Self::new),
 ///   without a report, from the maps (`sum(|after - before|) + |outflow|`, a
 ///   lower bound of it).
@@ -55,16 +58,17 @@ pub struct MassBalance {
     pub moved: f64,
     /// Half a unit in the last place of the smallest-magnitude cell of `after`:
     /// the finest amount an `f32` map can hold, and so the floor of any balance.
-    /// It matters only on small maps whose cells are all far from zero, where it
-    /// can exceed `TOLERANCE * scale`.
+    /// The bound adds it to the books' tolerance; it matters only on small maps
+    /// whose cells are all far from zero, where it is about `TOLERANCE * scale`
+    /// or larger.
     pub resolution: f64,
     /// `sum(before) - sum(after) - outflow`, exact and rounded once.
     error: f64,
 }
 
 impl MassBalance {
-    /// The crate's promise: `|error| <= 1e-9 * max(sum(|before|), moved)` (or the
-    /// [`resolution`](Self::resolution), where coarser).
+    /// The crate's promise: `|error| <= 1e-9 * max(sum(|before|), moved)` plus
+    /// the [`resolution`](Self::resolution).
     ///
     /// Each droplet is credited with the height change actually applied to each
     /// cell (old minus new, in `f64`), so what is left is the rounding of those
@@ -140,7 +144,7 @@ impl MassBalance {
     }
 
     /// The bound [`is_conserved`](Self::is_conserved) holds the error to:
-    /// `max(TOLERANCE * max(scale, moved), resolution)`.
+    /// `TOLERANCE * max(scale, moved) + resolution`.
     pub fn bound(&self) -> f64 {
         self.bound_within(Self::TOLERANCE)
     }
@@ -150,13 +154,13 @@ impl MassBalance {
         self.is_within(Self::TOLERANCE)
     }
 
-    /// Whether `|error| <= max(relative * max(scale, moved), resolution)`.
+    /// Whether `|error| <= relative * max(scale, moved) + resolution`.
     pub fn is_within(&self, relative: f64) -> bool {
         self.error.abs() <= self.bound_within(relative)
     }
 
     fn bound_within(&self, relative: f64) -> f64 {
-        (relative * self.scale.max(self.moved)).max(self.resolution)
+        relative * self.scale.max(self.moved) + self.resolution
     }
 }
 

@@ -304,6 +304,26 @@ proptest! {
     }
 }
 
+/// The bound is the books' tolerance plus the map's resolution: a run on
+/// 1e29 heights whose last remainder left half an ulp unplaced, its books
+/// off by their own rounding besides, is conserved (the larger of the two
+/// alone was exceeded by the books' 2^-52: a proptest found it).
+#[test]
+fn balance_bound_adds_the_resolution_to_the_tolerance() {
+    let map = Heightmap::from_cells(1, 1, vec![8.830_033e29f32]).unwrap();
+    let probe = MassBalance::new(&map, &map, 0.0);
+    let half_ulp = probe.resolution;
+    assert_eq!(half_ulp, 2f64.powi(75));
+    let books = 1e-9 * f64::from(8.830_033e29f32) / 2.0;
+    let balance = MassBalance::new(&map, &map, half_ulp + books);
+    assert_eq!(balance.bound(), 1e-9 * balance.scale.max(balance.moved) + half_ulp);
+    assert!(balance.is_conserved(), "{balance:?}");
+    assert!(balance.error().abs() > (1e-9 * balance.scale).max(half_ulp), "the larger alone is exceeded");
+    // Beyond both together, not.
+    let balance = MassBalance::new(&map, &map, 2.0 * half_ulp);
+    assert!(!balance.is_conserved(), "{balance:?}");
+}
+
 /// A single unit among huge cells is measured exactly (naive f64 sums of
 /// 1e30-sized cells round it away), and the verdict follows the stated bound.
 #[test]
