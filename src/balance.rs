@@ -23,12 +23,10 @@ use crate::report::ErosionReport;
 ///   `sum(|before|)` ([`scale`](Self::scale)) and the mass the run moved
 ///   ([`moved`](Self::moved)), plus the map's [`resolution`](Self::resolution):
 ///   the last remainder a run places can leave half an ulp of its cell
-///   unplaced on top of the books' rounding (on a map of 1e29 heights the two
-///   are of a size, and their maximum alone was exceeded by the books'
-///   2^-52). [`of_run`](Self::of_run) takes the mass moved from
-///   the run's report (everything eroded and deposited); [`new`](Self::new),
-///   without a report, from the maps (`sum(|after - before|) + |outflow|`, a
-///   lower bound of it).
+///   unplaced, on top of the books' rounding. [`of_run`](Self::of_run) takes
+///   the mass moved from the run's report (everything eroded and deposited);
+///   [`new`](Self::new), without a report, from the maps (`sum(|after -
+///   before|) + |outflow|`, a lower bound of it).
 ///
 /// ```
 /// use hydraulic_erosion::{ErosionParams, Heightmap, MassBalance, erode_seeded};
