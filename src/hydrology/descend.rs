@@ -10,7 +10,7 @@ use crate::grid::{GridRef, clamped_cell};
 use crate::layers;
 use crate::math;
 use crate::normal::EightFacet;
-use crate::physical::simd::truncate;
+use crate::physical::simd::{self, Isa, truncate};
 use crate::transfer::{self, no_overshoot, pit_safe};
 
 /// How a descent ended.
@@ -43,6 +43,18 @@ impl World<'_> {
     /// the mask closes ends the particle at the centre of its cell
     /// ([`End::Masked`]), where its load goes down.
     pub(super) fn descend(&mut self, p: &mut Particle, steps_left: &mut u32) -> Descent {
+        // The loop compiled for the widest vectors the CPU has (the 8-facet
+        // normal is one vector of eight lanes with AVX2): the same bits.
+        simd::widest(
+            Isa::detect(),
+            #[inline(always)]
+            || self.descend_with(p, steps_left),
+        )
+    }
+
+    /// [`descend`](Self::descend), compiled for the vectors of its caller.
+    #[inline(always)]
+    fn descend_with(&mut self, p: &mut Particle, steps_left: &mut u32) -> Descent {
         let k = self.k;
         if !self.holds(p.position) {
             // Spilled to a drain at the zone's edge.

@@ -1,6 +1,7 @@
-//! Run-time choice of the vector width for the lockstep kernel and the
-//! landscape kernel's loops ([`widest`]), and [`truncate`]: the crate's one
-//! module with `unsafe`.
+//! Run-time choice of the vector width for the lockstep kernel and, through
+//! [`widest`], the other hot loops (the landscape kernel's, Snowball's roll,
+//! Hydrology's descent, the thermal pass's rows), and [`truncate`]: the
+//! crate's one module with `unsafe`.
 //!
 //! Why: a dependent crate builds for the baseline target (SSE2 on x86-64), where
 //! the lockstep lanes lose about a third of their speed against the same code
