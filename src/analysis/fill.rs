@@ -4,7 +4,7 @@
 
 use alloc::collections::{BinaryHeap, VecDeque};
 use alloc::vec::Vec;
-use core::cmp::{Ordering, Reverse};
+use core::cmp::Reverse;
 
 use super::{for_each_neighbour, on_border};
 use crate::error::GridError;
@@ -78,22 +78,20 @@ pub fn fill_depressions_to<S: AsRef<[f32]>>(
     })
 }
 
-/// A cell in the priority queue, lowest first, then lowest index.
-#[derive(Clone, Copy, PartialEq)]
-struct Open(f32, u32);
-
-impl Eq for Open {}
-
-impl Ord for Open {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
-    }
+/// A cell's place in the priority queue, lowest first, then lowest index: its
+/// height's bits in [`f32::total_cmp`]'s order, above its index, so the queue
+/// compares one integer where comparing the pair took a tenth of a fill.
+fn open_key(height: f32, index: usize) -> u64 {
+    let bits = height.to_bits();
+    // `total_cmp`'s key (negative values' magnitude bits flipped), with the
+    // sign bit flipped so that unsigned order is its signed order.
+    let ordered = (bits ^ ((((bits as i32) >> 31) as u32) >> 1)) ^ 0x8000_0000;
+    (u64::from(ordered) << 32) | index as u64
 }
 
-impl PartialOrd for Open {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
+/// The cell index of an [`open_key`].
+fn open_index(key: u64) -> usize {
+    (key & 0xffff_ffff) as usize
 }
 
 /// The next `f32` above `v`, or `v` itself past the largest finite value.
@@ -124,13 +122,13 @@ pub(super) fn flood<S: AsRef<[f32]>>(
     let mut pit = VecDeque::new();
     for i in (0..n).filter(|&i| on_border(i, w, h) || outlet(i)) {
         closed[i] = true;
-        open.push(Reverse(Open(out[i], i as u32)));
+        open.push(Reverse(open_key(out[i], i)));
     }
     loop {
         let c = match pit.pop_front() {
             Some(c) => c,
             None => match open.pop() {
-                Some(Reverse(Open(_, c))) => c as usize,
+                Some(Reverse(key)) => open_index(key),
                 None => break,
             },
         };
@@ -145,7 +143,7 @@ pub(super) fn flood<S: AsRef<[f32]>>(
                 out[j] = fill_to;
                 pit.push_back(j);
             } else {
-                open.push(Reverse(Open(out[j], j as u32)));
+                open.push(Reverse(open_key(out[j], j)));
             }
         });
     }
