@@ -14,9 +14,10 @@ pub enum GridError {
         height: usize,
     },
     /// A side exceeds [`MAX_SIDE`](crate::MAX_SIDE), or `width * height` overflows
-    /// `usize`.
+    /// `usize`; for the [terrain analysis](crate::analysis), the map has more
+    /// than `u32::MAX` cells (it numbers cells in 32 bits).
     #[error(
-        "grid size {width}x{height} is too large: each side must be at most 16777216 (2^24) and the cell count must fit in usize"
+        "grid size {width}x{height} is too large: each side must be at most 16777216 (2^24), the cell count must fit in usize, and the terrain analysis takes at most 4294967295 cells"
     )]
     TooLarge {
         /// Requested width in cells.

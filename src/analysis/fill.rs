@@ -42,7 +42,8 @@ pub struct FilledSurface {
 /// outlet but the border.
 ///
 /// # Errors
-/// [`GridError::OutOfMemory`] if the working buffers cannot be allocated.
+/// [`GridError::OutOfMemory`] if the working buffers cannot be allocated,
+/// [`GridError::TooLarge`] if the map has more than `u32::MAX` cells.
 pub fn fill_depressions<S: AsRef<[f32]>>(map: &Grid<S>, mode: Fill) -> Result<FilledSurface, GridError> {
     fill_depressions_to(map, mode, |_| false)
 }
@@ -62,7 +63,8 @@ pub fn fill_depressions<S: AsRef<[f32]>>(map: &Grid<S>, mode: Fill) -> Result<Fi
 /// priority queue break by cell index, so the result is deterministic.
 ///
 /// # Errors
-/// [`GridError::OutOfMemory`] if the working buffers cannot be allocated.
+/// [`GridError::OutOfMemory`] if the working buffers cannot be allocated,
+/// [`GridError::TooLarge`] if the map has more than `u32::MAX` cells.
 pub fn fill_depressions_to<S: AsRef<[f32]>>(
     map: &Grid<S>,
     mode: Fill,
@@ -115,6 +117,7 @@ pub(super) fn flood<S: AsRef<[f32]>>(
 ) -> Result<Vec<f32>, GridError> {
     let (w, h) = (map.width(), map.height());
     let n = map.len();
+    super::indexable(w, h)?;
     let mut out = try_filled(n, 0.0f32)?;
     out.copy_from_slice(map.cells());
     let mut closed = try_filled(n, false)?;
@@ -148,4 +151,50 @@ pub(super) fn flood<S: AsRef<[f32]>>(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{open_index, open_key};
+    use alloc::vec::Vec;
+
+    /// The queue's integer keys order cells as `f32::total_cmp` on their
+    /// heights, then by index, and give the index back: on signed zeros,
+    /// subnormals, the extremes, infinities and NaNs of both signs.
+    #[test]
+    fn keys_order_as_total_cmp_then_index() {
+        let heights: Vec<f32> = [
+            0.0,
+            -0.0,
+            f32::from_bits(1),
+            -f32::from_bits(1),
+            f32::MIN_POSITIVE,
+            -f32::MIN_POSITIVE,
+            1.0,
+            -1.0,
+            1.5,
+            -1.5,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+        ]
+        .into();
+        let indices = [0usize, 1, 7, 65_535, u32::MAX as usize - 1];
+        for &a in &heights {
+            for &b in &heights {
+                for &i in &indices {
+                    for &j in &indices {
+                        let expected = a.total_cmp(&b).then(i.cmp(&j));
+                        assert_eq!(open_key(a, i).cmp(&open_key(b, j)), expected, "{a:?}@{i} vs {b:?}@{j}");
+                    }
+                }
+            }
+            for &i in &indices {
+                assert_eq!(open_index(open_key(a, i)), i);
+            }
+        }
+    }
 }

@@ -36,7 +36,8 @@ impl FlowField {
     /// The same as [`d8_to`](Self::d8_to) with no outlet but the border.
     ///
     /// # Errors
-    /// [`GridError::OutOfMemory`] if the buffers cannot be allocated.
+    /// [`GridError::OutOfMemory`] if the buffers cannot be allocated,
+    /// [`GridError::TooLarge`] if the map has more than `u32::MAX` cells.
     pub fn d8<S: AsRef<[f32]>>(surface: &Grid<S>) -> Result<Self, GridError> {
         Self::d8_to(surface, |_| false)
     }
@@ -56,13 +57,15 @@ impl FlowField {
     /// called at most once per cell.
     ///
     /// # Errors
-    /// [`GridError::OutOfMemory`] if the buffers cannot be allocated.
+    /// [`GridError::OutOfMemory`] if the buffers cannot be allocated,
+    /// [`GridError::TooLarge`] if the map has more than `u32::MAX` cells.
     pub fn d8_to<S: AsRef<[f32]>>(
         surface: &Grid<S>,
         outlet: impl Fn(usize) -> bool,
     ) -> Result<Self, GridError> {
         let (w, h) = (surface.width(), surface.height());
         let n = surface.len();
+        super::indexable(w, h)?;
         let z = surface.cells();
         let mut receivers = try_filled(n, NO_RECEIVER)?;
         let mut steps = try_filled(n, 0.0f32)?;

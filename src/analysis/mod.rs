@@ -50,11 +50,40 @@ pub use fit::PowerLawFit;
 pub use flow::{FlowField, NO_RECEIVER};
 pub use stats::{AnalysisOptions, TerrainStats, count_pits};
 
+use crate::error::GridError;
 use crate::neighbours::for_each_neighbour;
+
+/// Refuses a map with more cells than the analysis numbers: cells are
+/// indexed in 32 bits (the queue's keys, the receivers), `u32::MAX` being
+/// [`NO_RECEIVER`].
+fn indexable(width: usize, height: usize) -> Result<(), GridError> {
+    match width.checked_mul(height) {
+        Some(n) if n <= u32::MAX as usize => Ok(()),
+        _ => Err(GridError::TooLarge { width, height }),
+    }
+}
 
 /// Whether cell `i` lies on the map's border (an outlet).
 #[inline]
 fn on_border(i: usize, width: usize, height: usize) -> bool {
     let (x, y) = (i % width, i / width);
     x == 0 || y == 0 || x + 1 == width || y + 1 == height
+}
+
+#[cfg(test)]
+mod tests {
+    use super::indexable;
+    use crate::error::GridError;
+
+    /// The analysis takes up to `u32::MAX` cells (65 535 x 65 537 is exactly
+    /// that) and refuses more with a typed error, an overflowing count too.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn more_cells_than_u32_indices_are_refused() {
+        assert_eq!(indexable(65_535, 65_537), Ok(()));
+        assert_eq!(indexable(1, u32::MAX as usize), Ok(()));
+        for (w, h) in [(65_536, 65_536), (65_536, 65_537), (1, u32::MAX as usize + 1), (usize::MAX, 2)] {
+            assert_eq!(indexable(w, h), Err(GridError::TooLarge { width: w, height: h }));
+        }
+    }
 }

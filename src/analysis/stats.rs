@@ -117,7 +117,8 @@ impl TerrainStats {
     /// on the current rayon pool; the figures are the same.
     ///
     /// # Errors
-    /// [`GridError::OutOfMemory`] if the working buffers cannot be allocated.
+    /// [`GridError::OutOfMemory`] if the working buffers cannot be allocated,
+    /// [`GridError::TooLarge`] if the map has more than `u32::MAX` cells.
     pub fn measure<S: AsRef<[f32]>>(map: &Grid<S>, options: &AnalysisOptions) -> Result<Self, GridError> {
         match options.sea_level.filter(|level| !level.is_nan()) {
             None => Self::measure_to(map, options, |_| false),
