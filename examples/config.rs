@@ -122,10 +122,12 @@ fn run() -> Result<(), String> {
         true => None,
         false => Some(Layers::new(before.width(), before.height()).map_err(|e| e.to_string())?),
     };
+    // Checked before the run, so bad thermal params cost no erosion.
+    let mut thermal = config.thermal.map(common::thermal_pass).transpose()?;
     let extras = common::RunExtras { layers: layers.as_mut(), controls: maps.controls() };
     let (mut after, outcome) = common::erode(&config.model, &before, config.seed, false, extras)?;
-    if let Some(params) = config.thermal {
-        common::talus(&mut after, params, maps.controls())?;
+    if let Some(pass) = &mut thermal {
+        common::talus(&mut after, pass, maps.controls())?;
     }
     config.outputs.write(&before, &after, &outcome)?;
     if let Some(layers) = &layers {

@@ -78,3 +78,25 @@ fn sea_level_needs_the_landscape_preset_or_hydrology_and_a_finite_height() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_bad_repose_angle_is_refused_before_the_run() {
+    let dir = std::env::temp_dir().join(format!("he-cli-repose-{}", std::process::id()));
+    let dir = dir.to_str().unwrap();
+    for angle in ["90", "0", "-5", "NaN"] {
+        let out = tool(&["--size", "32", "--repose", angle, "--out-dir", dir]);
+        assert!(!out.status.success(), "--repose {angle}");
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(stderr.contains("repose_angle"), "--repose {angle}: {stderr}");
+        // Refused before eroding: no run report, no files.
+        assert!(!stdout.contains("sediment:") && !stderr.contains("sediment:"), "--repose {angle}: {stdout}");
+        assert!(!std::path::Path::new(dir).exists(), "--repose {angle}");
+    }
+    let out = tool(&["--size", "32", "--repose", "30", "--out-dir", dir]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("thermal:")
+            || String::from_utf8_lossy(&out.stderr).contains("thermal:")
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

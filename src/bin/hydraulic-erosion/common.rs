@@ -205,10 +205,14 @@ impl ControlMaps {
     }
 }
 
-/// A thermal (talus) pass over `after` with the controls a run obeyed, and a
-/// line saying what it did.
-pub fn talus(after: &mut Heightmap, params: ThermalParams, controls: Controls<'_>) -> Result<(), String> {
-    let mut pass = Thermal::new(params).map_err(|e| e.to_string())?;
+/// A thermal (talus) pass with `params`, checked before the hydraulic run so
+/// that bad params do not cost the run's work.
+pub fn thermal_pass(params: ThermalParams) -> Result<Thermal, String> {
+    Thermal::new(params).map_err(|e| e.to_string())
+}
+
+/// Runs `pass` over `after` with the controls a run obeyed, and says what it did.
+pub fn talus(after: &mut Heightmap, pass: &mut Thermal, controls: Controls<'_>) -> Result<(), String> {
     let options = RunOptions::default().with_controls(controls);
     let mut no_draws = Xoshiro256StarStar::seed_from_u64(0);
     let report = pass.run_with(after.view_mut(), &mut no_draws, options).map_err(|e| e.to_string())?;

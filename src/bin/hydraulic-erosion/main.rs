@@ -251,14 +251,20 @@ fn run() -> Result<(), String> {
         hardness: args.hardness,
     };
     let maps = files.read(&before)?;
+    // The thermal pass is checked before the run, so a bad `--repose` costs no erosion.
+    let mut thermal = match args.thermal {
+        Some(repose_angle) => {
+            // Cells as wide as the model sees them (`1 / height_scale`).
+            let cell_size = 1.0 / args.model.height_scale().max(1e-6);
+            Some(common::thermal_pass(ThermalParams { repose_angle, cell_size, ..ThermalParams::default() })?)
+        }
+        None => None,
+    };
     let threaded = args.threads.is_some();
     let extras = common::RunExtras { layers: layers.as_mut(), controls: maps.controls() };
     let (mut after, outcome) = common::erode(&args.model, &before, args.seed, threaded, extras)?;
-    if let Some(repose_angle) = args.thermal {
-        // Cells as wide as the model sees them (`1 / height_scale`).
-        let cell_size = 1.0 / args.model.height_scale().max(1e-6);
-        let params = ThermalParams { repose_angle, cell_size, ..ThermalParams::default() };
-        common::talus(&mut after, params, maps.controls())?;
+    if let Some(pass) = &mut thermal {
+        common::talus(&mut after, pass, maps.controls())?;
     }
 
     let mut outputs = Outputs::default();
