@@ -162,7 +162,8 @@ impl World<'_> {
             }
             if let Some(outputs) = self.outputs.as_deref_mut() {
                 // A particle stopped by the mask did not cross (as `Physical`'s).
-                layers::add(&mut outputs[here], water, k.dt, p.sediment, !masked && next != Some(here));
+                let crossed = !masked && next != Some(here);
+                layers::pass(outputs, here, next.unwrap_or(here), water, k.dt, p.sediment, crossed);
             }
             let Some(next) = next else {
                 return Descent::End(End::LeftMap);

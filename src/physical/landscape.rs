@@ -375,7 +375,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
             self.deposit_bilinear::<GATED>(d.position, (-change) as f32, &mut d.sediment);
         }
         if self.tracks.is_some() {
-            self.track(here, d.water, d.sediment, off_map || next != (x, y));
+            self.track(here, next.1 * w + next.0, d.water, d.sediment, off_map || next != (x, y));
         }
         d.water *= 1.0 - k.dt_evaporation * relief;
         d.velocity = Vec2::new(vx, vy);

@@ -377,6 +377,12 @@ pub(super) fn run_fed_with<S, F, P, N>(
                 let mut cell = here;
                 let fate = eroder.trade(p, here, round.centre[l], trade, &mut lanes.sediment[l], &mut cell);
                 (lanes.cx[l], lanes.cy[l]) = (cell.0 as i32, cell.1 as i32);
+                // The next round's normal reads the rows above and below the
+                // new cell (the trade has just read its own): ask for them now.
+                let w = eroder.width;
+                let at = eroder.cells.as_ptr().wrapping_add(cell.1 * w + cell.0);
+                simd::prefetch(at.wrapping_sub(w));
+                simd::prefetch(at.wrapping_add(w));
                 if fate == Some(Fate::Masked) {
                     let centre = Eroder::<S>::centre(here.0, here.1);
                     (lanes.px[l], lanes.py[l]) = (centre.x, centre.y);
@@ -384,8 +390,8 @@ pub(super) fn run_fed_with<S, F, P, N>(
                 if let Some(tracks) = tracks.as_deref_mut() {
                     // Bitwise, not short-circuit: no branch to mispredict.
                     let crossed = (fate == Some(Fate::LeftMap)) | (cell.0 != here.0) | (cell.1 != here.1);
-                    let from = &mut tracks[here.1 * eroder.width + here.0];
-                    layers::add(from, stage.water[l], k.dt, lanes.sediment[l], crossed);
+                    let (from, to) = (here.1 * eroder.width + here.0, cell.1 * eroder.width + cell.0);
+                    layers::pass(tracks, from, to, stage.water[l], k.dt, lanes.sediment[l], crossed);
                 }
                 fate
             } else {

@@ -603,9 +603,9 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     /// `sediment` after its trade, that `crossed` into another cell (or off
     /// the map), when the run records tracks.
     #[inline(always)]
-    fn track(&mut self, here: usize, water: f32, sediment: f64, crossed: bool) {
+    fn track(&mut self, here: usize, next: usize, water: f32, sediment: f64, crossed: bool) {
         if let Some(tracks) = self.tracks.as_deref_mut() {
-            layers::add(&mut tracks[here], water, self.k.dt, sediment, crossed);
+            layers::pass(tracks, here, next, water, self.k.dt, sediment, crossed);
         }
     }
 
@@ -722,7 +722,7 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
         }
         // Bitwise, not short-circuit: no branch to mispredict.
         let crossed = (fate == Some(Fate::LeftMap)) | (cell.0 != x) | (cell.1 != y);
-        self.track(y * self.width + x, d.water, d.sediment, crossed);
+        self.track(y * self.width + x, cell.1 * self.width + cell.0, d.water, d.sediment, crossed);
     }
 
     /// Whether `(px, py)` lies off the map.

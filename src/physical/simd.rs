@@ -1,7 +1,7 @@
 //! Run-time choice of the vector width for the lockstep kernel and, through
 //! [`widest`], the other hot loops (the landscape kernel's, Snowball's roll,
-//! Hydrology's descent, the thermal pass's rows), and [`truncate`]: the
-//! crate's one module with `unsafe`.
+//! Hydrology's descent, the thermal pass's rows), [`truncate`] and
+//! [`prefetch`]: the crate's one module with `unsafe`.
 //!
 //! Why: a dependent crate builds for the baseline target (SSE2 on x86-64), where
 //! the lockstep lanes lose about a third of their speed against the same code
@@ -26,7 +26,9 @@
 //! instruction for it, where `as` adds five around it to saturate (measured
 //! in its docs); the intrinsic is `unsafe` to call only for the
 //! `#[target_feature]` attribute it carries, and its feature (SSE) is part of
-//! every x86-64 target.
+//! every x86-64 target. [`prefetch`] asks for a cache line the lockstep loop
+//! reads a round later (measured in its callers); it reads nothing and no
+//! address faults, and elsewhere than x86-64 it does nothing.
 #![allow(unsafe_code)]
 
 use super::Eroder;
@@ -57,6 +59,21 @@ pub(crate) fn truncate(x: f32) -> i32 {
     {
         x as i32
     }
+}
+
+/// Asks the cache for the line at `at` (a hint: it reads nothing, faults on
+/// no address and changes no result).
+#[inline(always)]
+pub(crate) fn prefetch<T>(at: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: a prefetch reads nothing, so any address will do, and it needs
+        // SSE only, which every x86-64 target has.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>()) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
 }
 
 /// An instruction set the lockstep kernel is compiled for.

@@ -389,10 +389,10 @@ impl<'m> Roller<'m> {
     /// load.
     fn track(&mut self, ball: &Rolling) {
         let (w, h) = (self.width, self.height);
-        let from = clamped_cell(ball.previous, w, h);
-        let crossed = !self.contains(ball.position) || clamped_cell(ball.position, w, h) != from;
+        let (from, to) = (clamped_cell(ball.previous, w, h), clamped_cell(ball.position, w, h));
+        let crossed = !self.contains(ball.position) || to != from;
         if let Some(tracks) = self.tracks.as_deref_mut() {
-            layers::add(&mut tracks[from.1 * w + from.0], 1.0, 1.0, ball.load, crossed);
+            layers::pass(tracks, from.1 * w + from.0, to.1 * w + to.0, 1.0, 1.0, ball.load, crossed);
         }
     }
 
