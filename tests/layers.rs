@@ -360,3 +360,46 @@ mod parallel {
         assert_eq!(bits(&map), bits(&terrain()));
     }
 }
+
+/// The layers' bits, pinned for every single-thread way to run a model (as
+/// `value_stability.rs` pins the maps): a faster recording must record the
+/// same sums in the same order.
+#[test]
+fn layers_bits_are_pinned() {
+    let pinned = [
+        (
+            "physical sequential",
+            "3b3a96dd264d375d 89a123813014b01d ddd1e9f9560822fe cc8ddb1b5684c71a feeb8b4fc547a8e8",
+        ),
+        (
+            "physical lockstep",
+            "3258ceca0547b3f1 925a0a6f814509a5 fa66bf7d320d38dc ad5ddb4bbcbf8159 bfe833e257f8a5bb",
+        ),
+        (
+            "landscape sequential",
+            "b4590ddc75848f83 ecc1a4199a770100 572b3c15f8a637c0 18ef8e981dc0ccfb 6f7d569435377235",
+        ),
+        (
+            "landscape interleaved",
+            "6711a48fa8a89686 39edeadc4b42dd2c 38df52958ebe01de 4c983bda8361e5f7 15fe38d3812e8e1b",
+        ),
+        ("snowball", "0cb968961ffb6325 1f8456bdc87e6325 b006440fc28e34d7 adf3914c22faf1d3 73fb41f0125408ca"),
+        ("hydrology", "9938411ddb01608f fd796d57320fcc80 228b6a8338627018 8995603c745cb3cf dd5b4164150fe3e9"),
+    ];
+    let (mut found_all, mut ok) = (Vec::new(), true);
+    for ((name, run), (pinned_name, hashes)) in runs().into_iter().zip(pinned) {
+        assert_eq!(name, pinned_name);
+        let mut map = terrain();
+        let mut layers = Layers::new(SIZE, SIZE).unwrap();
+        run(&mut map, Some(&mut layers)).unwrap();
+        let found =
+            [layers.flux(), layers.wetness(), layers.sediment_flux(), layers.erosion(), layers.deposition()]
+                .iter()
+                .map(|layer| format!("{:016x}", common::map_hash(layer)))
+                .collect::<Vec<_>>()
+                .join(" ");
+        found_all.push(format!("(\"{name}\", \"{found}\"),"));
+        ok &= found == hashes;
+    }
+    assert!(ok, "the layers' bits moved:\n{}", found_all.join("\n"));
+}

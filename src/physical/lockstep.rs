@@ -374,13 +374,21 @@ pub(super) fn run_fed_with<S, F, P, N>(
                 let trade =
                     Trade { rate: stage.rate[l], take_back: stage.take_back[l], off_map: stage.off_map[l] };
                 let p = Vec2::new(lanes.px[l], lanes.py[l]);
-                let mut cell = here;
-                let fate = eroder.trade(p, here, round.centre[l], trade, &mut lanes.sediment[l], &mut cell);
+                let w = eroder.width;
+                // The lane's cell after the step, and its index (set by the trade).
+                let (mut cell, mut to) = (here, 0);
+                let fate = eroder.trade(
+                    p,
+                    here,
+                    round.centre[l],
+                    trade,
+                    &mut lanes.sediment[l],
+                    (&mut cell, &mut to),
+                );
                 (lanes.cx[l], lanes.cy[l]) = (cell.0 as i32, cell.1 as i32);
                 // The next round's normal reads the rows above and below the
                 // new cell (the trade has just read its own): ask for them now.
-                let w = eroder.width;
-                let at = eroder.cells.as_ptr().wrapping_add(cell.1 * w + cell.0);
+                let at = eroder.cells.as_ptr().wrapping_add(to);
                 simd::prefetch(at.wrapping_sub(w));
                 simd::prefetch(at.wrapping_add(w));
                 if fate == Some(Fate::Masked) {
@@ -388,9 +396,10 @@ pub(super) fn run_fed_with<S, F, P, N>(
                     (lanes.px[l], lanes.py[l]) = (centre.x, centre.y);
                 }
                 if let Some(tracks) = tracks.as_deref_mut() {
-                    // Bitwise, not short-circuit: no branch to mispredict.
-                    let crossed = (fate == Some(Fate::LeftMap)) | (cell.0 != here.0) | (cell.1 != here.1);
-                    let (from, to) = (here.1 * eroder.width + here.0, cell.1 * eroder.width + cell.0);
+                    // Bitwise, not short-circuit: no branch to mispredict. (A lane
+                    // that left the map kept its cell; one the mask stopped too.)
+                    let from = here.1 * w + here.0;
+                    let crossed = stage.off_map[l] | (to != from);
                     layers::pass(tracks, from, to, stage.water[l], k.dt, lanes.sediment[l], crossed);
                 }
                 fate

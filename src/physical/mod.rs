@@ -692,7 +692,8 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
         let trade = Trade::of(&k, d.water, d.sediment, speed, h_here, self.off_map(px, py));
         d.velocity = Vec2::new(vx * k.friction_keep, vy * k.friction_keep);
         d.position = Vec2::new(px, py);
-        let fate = self.trade(d.position, (x, y), h_here, trade, &mut d.sediment, &mut walk.cell);
+        let mut to = 0;
+        let fate = self.trade(d.position, (x, y), h_here, trade, &mut d.sediment, (&mut walk.cell, &mut to));
         if self.tracks.is_some() || !self.gate.is_open() {
             self.after_trade(d, walk.cell, (x, y), fate);
         }
@@ -733,7 +734,8 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
 
     /// The map's side of a step's mass transfer towards the capacity, at the cell
     /// `(x, y)` the droplet came from, now that it stands at `p`: reads the next
-    /// cell's height (its cell into `cell` when on the map), applies the change
+    /// cell's height (its cell and the cell's index into `cell` when on the
+    /// map and open; else the index of `(x, y)`), applies the change
     /// to the cell left and credits `sediment` with it. A droplet leaving the map
     /// sees the border's slope continued beyond it (the border rule), so edge
     /// cells erode like inner ones instead of standing as a rim.
@@ -745,7 +747,7 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
         h_here: f32,
         trade: Trade,
         sediment: &mut f64,
-        cell: &mut (usize, usize),
+        cell: (&mut (usize, usize), &mut usize),
     ) -> Option<Fate> {
         // Without controls the loop runs the ungated copy: one well-predicted
         // test a step (two per step cost a lockstep run 3 %).
@@ -765,9 +767,12 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
         h_here: f32,
         trade: Trade,
         sediment: &mut f64,
-        cell: &mut (usize, usize),
+        (cell, to): (&mut (usize, usize), &mut usize),
     ) -> Option<Fate> {
         let mut masked = false;
+        let here = y * self.width + x;
+        // Where the droplet stands after the step, unless it moves below.
+        *to = here;
         let h_next = if trade.off_map {
             self.height_beyond(p.x, p.y)
         } else {
@@ -777,13 +782,12 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
             // A droplet never enters a masked cell: it stops where it is.
             masked = GATED && !self.gate.admits(index);
             if !masked {
-                *cell = next;
+                (*cell, *to) = (next, index);
             }
             self.cells[index]
         };
         let give = trade.rate * (h_here - h_next);
         let h_new = trade.take_back - give.max(0.0);
-        let here = y * self.width + x;
         let current = self.cells[here];
         // Another droplet of the same lockstep round may have changed the cell
         // since the step began: then apply this step's change to what is there,
