@@ -12,7 +12,9 @@
 # writes one map per size with the reference's --write-map, then runs the
 # reference and each crate mode alternately R times on it. Prints the median CPU
 # ns per droplet step of each (the loop's CPU time: steadier than wall time on a
-# shared machine) and the ratio reference / crate (> 1: the crate is faster).
+# shared machine) and the ratio reference / crate (> 1: the crate is faster),
+# of the medians and, "paired", the median of each run's ratio to the
+# reference run just before it.
 # `--landscape SIZES` then times the landscape preset (`bench --preset
 # landscape`, its own droplet count) on each size's fBm map, plain build with
 # `parallel`: seconds to erode, ns/step and steps/droplet in `Parallel` tiles
@@ -84,7 +86,11 @@ for m in modes:
         c = statistics.median(ns)
         ok = all(x[2] == "True" for x in rows)
         hashes |= {x[3] for x in rows}
-        print(f"{n}x{n}  {b:<6} {m:<10} median {c:7.3f} ns/step  ratio {r / c:5.2f}x  "
+        # Each crate run follows its reference run: the machine's speed
+        # wanders over minutes, so the median of the pairs' ratios is the
+        # steadier figure.
+        paired = statistics.median(x / y for x, y in zip(ref, ns))
+        print(f"{n}x{n}  {b:<6} {m:<10} median {c:7.3f} ns/step  ratio {r / c:5.2f}x  paired {paired:5.2f}x  "
               f"({rows[0][1]} steps/droplet, conserved: {ok}; runs: {', '.join(f'{x:.2f}' for x in ns)})")
     print(f"{n}x{n}  {m}: {'same bits in every build' if len(hashes) == 1 else 'BITS DIFFER: ' + ' '.join(sorted(hashes))}")
 PY

@@ -418,7 +418,10 @@ impl<'m> Roller<'m> {
     /// Adds `amount` at `p` (on the map), spread over the 4 cells around it with
     /// bilinear weights (the sampler's, clamped at the border), each share
     /// through the gate; returns the height change actually applied, summed in
-    /// `f64`, and books it.
+    /// `f64`, and books it. Inlined, so it runs in the roll's widest vectors
+    /// (out of line it was compiled for the baseline: 2.4 % more
+    /// instructions a run, 256², the same bits).
+    #[inline(always)]
     fn spread<const GATED: bool>(&mut self, p: Vec2, amount: f64) -> f64 {
         let (fx, fy) = (math::floor(p.x), math::floor(p.y));
         // The products of 24-bit fractions are exact in f64: the weights sum to 1.
