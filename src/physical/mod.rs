@@ -692,7 +692,7 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
         let trade = Trade::of(&k, d.water, d.sediment, speed, h_here, self.off_map(px, py));
         d.velocity = Vec2::new(vx * k.friction_keep, vy * k.friction_keep);
         d.position = Vec2::new(px, py);
-        let mut to = 0;
+        let mut to = 0; // (the new cell's index: `after_trade` takes the cell)
         let fate = self.trade(d.position, (x, y), h_here, trade, &mut d.sediment, (&mut walk.cell, &mut to));
         if self.tracks.is_some() || !self.gate.is_open() {
             self.after_trade(d, walk.cell, (x, y), fate);

@@ -26,8 +26,9 @@
 //! instruction for it, where `as` adds five around it to saturate (measured
 //! in its docs); the intrinsic is `unsafe` to call only for the
 //! `#[target_feature]` attribute it carries, and its feature (SSE) is part of
-//! every x86-64 target. [`prefetch`] asks for a cache line the lockstep loop
-//! reads a round later (measured in its callers); it reads nothing and no
+//! every x86-64 target. [`prefetch`] asks for a cache line that a loop reads
+//! a step or a round later (the output layers' next track, the lockstep
+//! lanes' next rows; measured where they call it); it reads nothing, no
 //! address faults, and elsewhere than x86-64 it does nothing.
 #![allow(unsafe_code)]
 
