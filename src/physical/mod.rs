@@ -710,7 +710,11 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     /// layers: a droplet stopped by the mask stands at the centre of its cell
     /// `(x, y)`, and the step is tracked (it crossed when it left the cell,
     /// now `cell`, or the map).
-    #[cold]
+    ///
+    /// Inlined: out of line (`#[cold]`) a step with layers took 68.6 more
+    /// instructions than one without, inlined 40.6, the plain step 265 as
+    /// before (the seeds' sequential mode, callgrind, 256²).
+    #[inline(always)]
     fn after_trade(
         &mut self,
         d: &mut Droplet,
