@@ -13,8 +13,9 @@
 //! (checked). Chunks of a fraction of a second, interleaved, see the same
 //! machine: on a shared machine whose speed wanders by a third within
 //! minutes, separate runs cannot tell 5 % apart, while the ratio of the
-//! chunks' summed times repeats to about 1 % (with the layers on neither
-//! copy, it measured 1.00-1.01).
+//! chunks' summed times repeats to a few per cent (with the layers on
+//! neither copy, it measured 1.00-1.01). The seeds' sequential mode wanders
+//! most (1.10-1.19 from one run to the next of one build).
 //!
 //! `physical` runs the seeds' model (`ErosionParams::default()`) and
 //! `landscape` the landscape preset (`ErosionParams::landscape_for`), in
