@@ -5,27 +5,28 @@
 # (closed depressions <= 5 %, theta in [0.30, 0.60] with r2 >= 0.9, beta in
 # [0.35, 0.55], channel flats <= 25 %, no more pits than the input).
 #
-# usage: bench/draws.sh [--size N] [--island] [--hydrology] [--draws K] [--from F] [--jobs J] SEED [bench args...]
+# usage: bench/draws.sh [--size N] [--island] [--hydrology] [--per-cell P] [--draws K] [--from F] [--jobs J] SEED [bench args...]
 #   SEED picks the terrain (fBm, or the island with --island); draws use rain
 #   seeds F..F+K-1 (default 1..8), J at a time (default 1: one core each).
 #   Extra args go to bench (e.g. --threads 1, --set channels.river_area=1000).
-#   --hydrology runs Hydrology's defaults instead (3 particles a cell),
-#   analysed at the water surface (lakes at their level).
+#   --hydrology runs Hydrology's defaults instead (P particles a cell,
+#   default 3), analysed at the water surface (lakes at their level).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-size=512; island=""; hydrology=""; draws=8; from=1; jobs=1
+size=512; island=""; hydrology=""; per_cell=3; draws=8; from=1; jobs=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --size) size="$2"; shift 2 ;;
         --island) island="--island"; shift ;;
         --hydrology) hydrology=1; shift ;;
+        --per-cell) per_cell="$2"; shift 2 ;;
         --draws) draws="$2"; shift 2 ;;
         --from) from="$2"; shift 2 ;;
         --jobs) jobs="$2"; shift 2 ;;
         *) break ;;
     esac
 done
-[ $# -ge 1 ] || { sed -n 8,13p "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n 8,14p "$0" >&2; exit 2; }
 seed="$1"; shift
 # The island's land: above the sea `bench --island` gives the preset.
 sea=""; [ -n "$island" ] && sea="--sea-level 0.03"
@@ -38,7 +39,7 @@ bin=target/release/examples
 run() {
     local r=$1; shift
     if [ -n "$hydrology" ]; then
-        "$bin/bench" --model hydrology --droplets $((3 * size * size)) --size "$size" --seed "$seed" $island \
+        "$bin/bench" --model hydrology --droplets $((per_cell * size * size)) --size "$size" --seed "$seed" $island \
             --rain-seed "$r" --out-surface "$dir/$r.r32" "$@" > "$dir/$r.bench.json"
     else
         "$bin/bench" --model physical --preset landscape --size "$size" --seed "$seed" $island --rain-seed "$r" \

@@ -1,6 +1,6 @@
 //! Run-time choice of the vector width for the lockstep kernel and, through
-//! [`widest`], the other hot loops (the landscape kernel's, Snowball's roll,
-//! Hydrology's descent, the thermal pass's rows), [`truncate`] and
+//! [`widest`], the other hot loops (the landscape kernel's and its maps'
+//! refresh, Snowball's roll, Hydrology's descent, the thermal pass's rows), [`truncate`] and
 //! [`prefetch`]: the crate's one module with `unsafe`.
 //!
 //! Why: a dependent crate builds for the baseline target (SSE2 on x86-64), where
