@@ -9,8 +9,8 @@
 #   SEED picks the terrain (fBm, or the island with --island); draws use rain
 #   seeds F..F+K-1 (default 1..8), J at a time (default 1: one core each).
 #   Extra args go to bench (e.g. --threads 1, --set channels.river_area=1000).
-#   --hydrology runs Hydrology's defaults instead (P particles a cell,
-#   default 3), analysed at the water surface (lakes at their level).
+#   --hydrology runs Hydrology's defaults instead (P particles a cell, a
+#   whole number, default 3), analysed at the water surface (lakes at their level).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=512; island=""; hydrology=""; per_cell=3; draws=8; from=1; jobs=1
@@ -26,7 +26,8 @@ while [ $# -gt 0 ]; do
         *) break ;;
     esac
 done
-[ $# -ge 1 ] || { sed -n 8,14p "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n 8,13p "$0" >&2; exit 2; }
+[[ "$per_cell" =~ ^[1-9][0-9]*$ ]] || { echo "--per-cell takes a whole number of particles, 1 or more" >&2; exit 2; }
 seed="$1"; shift
 # The island's land: above the sea `bench --island` gives the preset.
 sea=""; [ -n "$island" ] && sea="--sea-level 0.03"

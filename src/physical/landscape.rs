@@ -192,7 +192,7 @@ impl FlowMaps {
         };
         let cells = &mut self.cells;
         // A refresh walks every cell (1.25 cells a droplet's step in a 256²
-        // `Mode::Fast` run, the same at any size), so it runs in the widest
+        // `Mode::Fast` run of `landscape_for`, at any size), so it runs in the widest
         // vectors: 7.5 % of that run's time one cell at a time, 5.4 % now
         // (the rest is memory; `perf`, Zen 3).
         simd::widest(
@@ -210,10 +210,12 @@ struct Refresh {
     keep: f32,
     /// The weight of the water counted since the last refresh.
     gain: f32,
+    /// `cell_size / channel_area`: turns a cell's discharge into channel areas.
     in_channel_areas: f32,
     /// `river_area / channel_area`: where the river growth stops (none at 1
     /// or below).
     river: f32,
+    /// [`Channels::discharge_gain`].
     discharge_gain: f32,
 }
 
