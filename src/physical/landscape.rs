@@ -58,6 +58,14 @@ pub(super) struct FlowCell {
     track: [f32; 2],
 }
 
+impl FlowCell {
+    /// A cell just refreshed to these maps, its counts cleared.
+    #[inline(always)]
+    fn refreshed(discharge: f32, channel: f32, gain: f32, flow: [f32; 2]) -> Self {
+        FlowCell { channel, water: 0.0, gain, discharge, flow, track: [0.0; 2] }
+    }
+}
+
 /// The discharge and momentum maps, the water counted since their last
 /// refresh, and the erosion brush.
 #[derive(Debug)]
@@ -243,20 +251,19 @@ impl Refresh {
                 (out[0][i], out[1][i], out[2][i], out[3][i], out[4][i]) = (d, c, g, fx, fy);
             }
             for (i, c) in chunk.iter_mut().enumerate() {
-                *c = FlowCell {
-                    channel: out[1][i],
-                    water: 0.0,
-                    gain: out[2][i],
-                    discharge: out[0][i],
-                    flow: [out[3][i], out[4][i]],
-                    track: [0.0; 2],
-                };
+                *c = FlowCell::refreshed(out[0][i], out[1][i], out[2][i], [out[3][i], out[4][i]]);
             }
         }
         for c in chunks.into_remainder() {
-            let (discharge, channel, gain, fx, fy) = self.one(c.discharge, c.water, c.flow, c.track);
-            *c = FlowCell { channel, water: 0.0, gain, discharge, flow: [fx, fy], track: [0.0; 2] };
+            *c = self.cell(c);
         }
+    }
+
+    /// `cell` refreshed on its own.
+    #[inline(always)]
+    fn cell(self, cell: &FlowCell) -> FlowCell {
+        let (discharge, channel, gain, fx, fy) = self.one(cell.discharge, cell.water, cell.flow, cell.track);
+        FlowCell::refreshed(discharge, channel, gain, [fx, fy])
     }
 
     /// One cell's new discharge, channel factor, capacity gain and flow.
@@ -781,13 +788,7 @@ mod tests {
             .collect();
         for river in [0.0, 20.0] {
             let rule = Refresh { keep: 0.95, gain: 0.3, in_channel_areas: 0.7, river, discharge_gain: 10.0 };
-            let expected: Vec<FlowCell> = cells
-                .iter()
-                .map(|c| {
-                    let (discharge, channel, gain, fx, fy) = rule.one(c.discharge, c.water, c.flow, c.track);
-                    FlowCell { channel, water: 0.0, gain, discharge, flow: [fx, fy], track: [0.0; 2] }
-                })
-                .collect();
+            let expected: Vec<FlowCell> = cells.iter().map(|c| rule.cell(c)).collect();
             let grown = expected.iter().filter(|c| c.gain > 10.0 * c.channel).count();
             assert_eq!(
                 grown > 0,
