@@ -10,7 +10,9 @@
 #   seeds F..F+K-1 (default 1..8), J at a time (default 1: one core each).
 #   Extra args go to bench (e.g. --threads 1, --set channels.river_area=1000).
 #   --hydrology runs Hydrology's defaults instead (P particles a cell, a
-#   whole number, default 3), analysed at the water surface (lakes at their level).
+#   whole number, default 3), analysed at the water surface (lakes at their level);
+#   each draw also prints the share of the land under water and the channel
+#   flats outside it (`analyse --ground`), which the targets do not use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=512; island=""; hydrology=""; per_cell=3; draws=8; from=1; jobs=1
@@ -26,7 +28,7 @@ while [ $# -gt 0 ]; do
         *) break ;;
     esac
 done
-[ $# -ge 1 ] || { sed -n 8,13p "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n 8,15p "$0" >&2; exit 2; }
 [[ "$per_cell" =~ ^[1-9][0-9]*$ ]] || { echo "--per-cell takes a whole number of particles, 1 or more" >&2; exit 2; }
 seed="$1"; shift
 # The island's land: above the sea `bench --island` gives the preset.
@@ -41,12 +43,13 @@ run() {
     local r=$1; shift
     if [ -n "$hydrology" ]; then
         "$bin/bench" --model hydrology --droplets $((per_cell * size * size)) --size "$size" --seed "$seed" $island \
-            --rain-seed "$r" --out-surface "$dir/$r.r32" "$@" > "$dir/$r.bench.json"
+            --rain-seed "$r" --out-surface "$dir/$r.r32" --out "$dir/$r.ground.r32" "$@" > "$dir/$r.bench.json"
+        "$bin/analyse" "$dir/$r.r32" --ground "$dir/$r.ground.r32" $sea > "$dir/$r.json"
     else
         "$bin/bench" --model physical --preset landscape --size "$size" --seed "$seed" $island --rain-seed "$r" \
             --out "$dir/$r.r32" "$@" > "$dir/$r.bench.json"
+        "$bin/analyse" "$dir/$r.r32" $sea > "$dir/$r.json"
     fi
-    "$bin/analyse" "$dir/$r.r32" $sea > "$dir/$r.json"
 }
 for r in $(seq "$from" $((from + draws - 1))); do
     run "$r" "$@" &
@@ -68,7 +71,8 @@ for r in range(first, first + k):
     rows.append((r, a, b, ok))
     print(f"draw {r}: depressions {a['depressions']:.3f} pits {a['pit_fraction']:.4f} flats {a['channel_flats']:.3f} "
           f"theta {f3(a['theta'])} ({f3(a['theta_r2'])}) beta {f3(a['beta'])} | {b['seconds']:.2f} s "
-          f"conserved {b['conserved']} | {'meets' if ok else 'misses'}")
+          f"conserved {b['conserved']} | {'meets' if ok else 'misses'}"
+          + (f" | under water {a['water']:.3f}, flats outside it {a['dry_channel_flats']:.3f}" if "water" in a else ""))
 def span(key):
     v = [row[1][key] for row in rows if row[1][key] is not None]
     return f"{min(v):.3f}-{max(v):.3f}" if v else "none"

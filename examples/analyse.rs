@@ -4,7 +4,7 @@
 //! `hydraulic_erosion::analysis`).
 //!
 //! ```text
-//! cargo run --release --example analyse -- FILE [--cell-size S] [--channel-area A] [--sea-level H] [--beta-max F] [--time]
+//! cargo run --release --example analyse -- FILE [--ground FILE] [--cell-size S] [--channel-area A] [--sea-level H] [--beta-max F] [--time]
 //! cargo run --release --example analyse -- --fbm SIZE SEED | --island SIZE SEED
 //! ```
 //!
@@ -15,6 +15,11 @@
 //! `--island` map's sea lies flat at 0: pass `--sea-level 0` to measure its land
 //! (nothing sets it by itself). `--beta-max F` fits β up to drainage areas of
 //! `F` of the map (default 0.01, `AnalysisOptions::exceedance_max_fraction`).
+//! `--ground FILE` reads `FILE` as the ground under a water surface (`FILE`
+//! then is `Hydrology`'s terrain plus water, `bench --out-surface`) and adds
+//! the lakes' figures (`LakeStats`): `water`, the share of the land under
+//! water, and `dry_channel_flats`, the channel flats outside it (the lakes
+//! are flat, and the channel flats count them).
 //! `--time` prints the time taken to stderr. With `--features parallel` the
 //! two depression fills run side by side (the same figures; 4096² took a
 //! quarter less time on two cores).
@@ -22,12 +27,22 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use hydraulic_erosion::analysis::{AnalysisOptions, PowerLawFit, TerrainStats};
+use hydraulic_erosion::analysis::{AnalysisOptions, LakeStats, PowerLawFit, TerrainStats};
 use hydraulic_erosion::{Heightmap, ReadOptions, fbm_terrain, island_terrain, read_heightmap};
 
-fn parse() -> Result<(Heightmap, String, AnalysisOptions, bool), String> {
+/// What the command line asks for.
+struct Args {
+    map: Heightmap,
+    name: String,
+    ground: Option<Heightmap>,
+    options: AnalysisOptions,
+    time: bool,
+}
+
+fn parse() -> Result<Args, String> {
     let mut options = AnalysisOptions::default();
-    let (mut map, mut name, mut time) = (None, String::new(), false);
+    let (mut map, mut name, mut ground, mut time) = (None, String::new(), None, false);
+    let read = |path: &str| read_heightmap(path, &ReadOptions::default()).map_err(|e| format!("{path}: {e}"));
     let mut args = std::env::args().skip(1);
     let number = |v: Option<String>, what: &str| -> Result<f64, String> {
         v.ok_or(format!("{what} needs a value"))?.parse().map_err(|e| format!("{what}: {e}"))
@@ -43,6 +58,7 @@ fn parse() -> Result<(Heightmap, String, AnalysisOptions, bool), String> {
                 }
                 options.sea_level = Some(level);
             }
+            "--ground" => ground = Some(read(&args.next().ok_or("--ground needs a file")?)?),
             "--beta-max" => options.exceedance_max_fraction = number(args.next(), "--beta-max")?,
             "--time" => time = true,
             "--fbm" | "--island" => {
@@ -52,15 +68,15 @@ fn parse() -> Result<(Heightmap, String, AnalysisOptions, bool), String> {
                 map = Some(generated.map_err(|e| e.to_string())?);
                 name = format!("{}:{size}:{seed}", &arg[2..]);
             }
-            "--help" | "-h" => return Err("usage: analyse FILE | --fbm SIZE SEED | --island SIZE SEED [--cell-size S] [--channel-area A] [--sea-level H] [--beta-max F] [--time]".into()),
+            "--help" | "-h" => return Err("usage: analyse FILE [--ground FILE] | --fbm SIZE SEED | --island SIZE SEED [--cell-size S] [--channel-area A] [--sea-level H] [--beta-max F] [--time]".into()),
             path => {
-                map = Some(read_heightmap(path, &ReadOptions::default()).map_err(|e| format!("{path}: {e}"))?);
+                map = Some(read(path)?);
                 name = path.into();
             }
         }
     }
     let map = map.ok_or("give a heightmap file, or --fbm SIZE SEED")?;
-    Ok((map, name, options, time))
+    Ok(Args { map, name, ground, options, time })
 }
 
 /// A fit as JSON: its exponent's figure, r² and points, or nulls.
@@ -77,14 +93,24 @@ fn fit(key: &str, fit: Option<PowerLawFit>, sign: f64) -> String {
 }
 
 fn run() -> Result<(), String> {
-    let (map, name, options, time) = parse()?;
+    let Args { map, name, ground, options, time } = parse()?;
     let start = Instant::now();
     let stats = TerrainStats::measure(&map, &options).map_err(|e| e.to_string())?;
+    let lakes = match &ground {
+        Some(ground) => {
+            let lakes = LakeStats::measure(&map, ground, &options).map_err(|e| format!("--ground: {e}"))?;
+            format!(
+                ",\"water\":{:.4},\"dry_channel_cells\":{},\"dry_channel_flats\":{:.4}",
+                lakes.water_fraction, lakes.dry_channel_cells, lakes.dry_channel_flat_fraction
+            )
+        }
+        None => String::new(),
+    };
     if time {
         eprintln!("analysed {}x{} in {:.3} s", map.width(), map.height(), start.elapsed().as_secs_f64());
     }
     println!(
-        "{{\"map\":\"{name}\",\"width\":{},\"height\":{},\"sea_level\":{},\"land_cells\":{},\"depressions\":{:.4},\"pits\":{},\"pit_fraction\":{:.5},\"channel_cells\":{},\"channel_flats\":{:.4},{},{},{}}}",
+        "{{\"map\":\"{name}\",\"width\":{},\"height\":{},\"sea_level\":{},\"land_cells\":{},\"depressions\":{:.4},\"pits\":{},\"pit_fraction\":{:.5},\"channel_cells\":{},\"channel_flats\":{:.4},{},{},{}{}}}",
         stats.width,
         stats.height,
         options.sea_level.map_or("null".into(), |level| level.to_string()),
@@ -97,6 +123,7 @@ fn run() -> Result<(), String> {
         fit("theta", stats.slope_area, -1.0),
         fit("beta", stats.area_exceedance, -1.0),
         fit("hack", stats.hack_fit, 1.0),
+        lakes,
     );
     Ok(())
 }

@@ -399,3 +399,31 @@ proptest! {
         prop_assert!((0.0..=1.0).contains(&stats.depression_fraction));
     }
 }
+
+/// A Hydrology run's water surface: the share under water is the share of
+/// cells whose pool lifts their `f32` surface, exactly, and a map with no
+/// water measures as its own terrain statistics.
+#[test]
+fn lake_stats_read_a_hydrology_run_s_pools() {
+    use hydraulic_erosion::analysis::LakeStats;
+    use hydraulic_erosion::{Hydrology, HydrologyParams, Simulator};
+
+    let mut ground = fbm_terrain(64, 64, 2).unwrap();
+    let params = HydrologyParams { particles: 6_000, ..HydrologyParams::default() };
+    let mut hydrology = Hydrology::new(params, 64, 64).unwrap();
+    hydrology.run_seeded(&mut ground, 7).unwrap();
+    let pool = hydrology.pool().cells();
+    let surface: Vec<f32> = ground.cells().iter().zip(pool).map(|(&g, &p)| g + p).collect();
+    let wet = surface.iter().zip(ground.cells()).filter(|(s, g)| s > g).count();
+    assert!(wet > 0, "the run left no lake");
+    let surface = Heightmap::from_cells(64, 64, surface).unwrap();
+    let options = AnalysisOptions::default();
+    let lakes = LakeStats::measure(&surface, &ground, &options).unwrap();
+    assert_eq!(lakes.water_fraction, wet as f64 / 4096.0);
+    let all = TerrainStats::measure(&surface, &options).unwrap();
+    assert!(lakes.dry_channel_cells <= all.channel_cells);
+    let dry = LakeStats::measure(&ground, &ground, &options).unwrap();
+    let terrain = TerrainStats::measure(&ground, &options).unwrap();
+    assert_eq!((dry.water_fraction, dry.dry_channel_cells), (0.0, terrain.channel_cells));
+    assert_eq!(dry.dry_channel_flat_fraction, terrain.channel_flat_fraction);
+}

@@ -10,7 +10,9 @@
 //! - [`PowerLawFit`]s: slope-area (Flint's law `S = k A^-θ`), the drainage-area
 //!   exceedance exponent (`P(A >= a) ~ a^-β`) and Hack's law (`L ~ A^h`);
 //! - [`count_pits`] and [`TerrainStats`], the one-call summary the crate's own
-//!   benchmarks use to show what erosion does.
+//!   benchmarks use to show what erosion does;
+//! - [`LakeStats`]: a water surface's lakes told from its channels (the share
+//!   under water, and the channel flats outside it).
 //!
 //! Real fluvial landscapes have θ of about 0.35 to 0.6 with a tight fit, β of
 //! about 0.43, h of 0.5 to 0.6, closed depressions over a few percent of the
@@ -43,11 +45,13 @@
 mod fill;
 mod fit;
 mod flow;
+mod lakes;
 mod stats;
 
 pub use fill::{Fill, FilledSurface, fill_depressions, fill_depressions_to};
 pub use fit::PowerLawFit;
 pub use flow::{FlowField, NO_RECEIVER};
+pub use lakes::LakeStats;
 pub use stats::{AnalysisOptions, TerrainStats, count_pits};
 
 use crate::error::GridError;

@@ -120,13 +120,7 @@ impl TerrainStats {
     /// [`GridError::OutOfMemory`] if the working buffers cannot be allocated,
     /// [`GridError::TooLarge`] if the map has more than `u32::MAX` cells.
     pub fn measure<S: AsRef<[f32]>>(map: &Grid<S>, options: &AnalysisOptions) -> Result<Self, GridError> {
-        match options.sea_level.filter(|level| !level.is_nan()) {
-            None => Self::measure_to(map, options, |_| false),
-            Some(level) => {
-                let z = map.cells();
-                Self::measure_to(map, options, |i| z[i] <= level)
-            }
-        }
+        Self::measure_to(map, options, sea_of(map, options))
     }
 
     /// [`measure`](Self::measure) with the cells `sea` marks as outlets, the
@@ -139,21 +133,11 @@ impl TerrainStats {
         let (w, h) = (map.width(), map.height());
         let n = map.len();
         let land = (0..n).filter(|&i| !sea(i)).count();
-        let (flat, epsilon) = both_fills(&map.view(), &sea);
-        let flat = Heightmap::from_cells(w, h, flat?)?;
-        let epsilon = Heightmap::from_cells(w, h, epsilon?)?;
+        let Drainage { flat, flow, area, slope, channels } = Drainage::of(map, options, &sea)?;
         // The fill never raises the sea: every raised cell is land.
         let depressed = flat.cells().iter().zip(map.cells()).filter(|(f, h)| f > h).count();
-        let flow = FlowField::d8_to(&epsilon, &sea)?;
-        let area = flow.drainage_area()?;
         let length = flow.flow_length(options.cell_size)?;
-        let slope = flow.slope(&flat, options.cell_size)?;
         let max_area = (options.max_area_fraction * land as f64).max(options.channel_area);
-        let receivers = flow.receivers();
-        // Sea cells have no receiver: no channel is at sea.
-        let channels: Vec<usize> = (0..n)
-            .filter(|&i| f64::from(area.cells()[i]) >= options.channel_area && receivers[i] != NO_RECEIVER)
-            .collect();
         let flats = channels.iter().filter(|&&i| slope.cells()[i] <= options.flat_slope).count();
         let range = (options.channel_area, max_area);
         let pairs = |ys: &[f32]| {
@@ -207,6 +191,56 @@ impl TerrainStats {
     pub fn hack(&self) -> Option<f64> {
         self.hack_fit.map(|f| f.exponent)
     }
+}
+
+/// What the figures of a map are measured on: its flat fill, the D8 flow
+/// over its epsilon fill, the drainage area, the slope along the flow (on
+/// the flat fill) and the channel cells.
+pub(super) struct Drainage {
+    /// The flat-filled surface: closed depressions raised to their spill level.
+    pub(super) flat: Heightmap,
+    /// D8 directions over the epsilon fill.
+    pub(super) flow: FlowField,
+    /// Drainage area, in cells.
+    pub(super) area: Heightmap,
+    /// Slope to the receiver on the flat fill (0 without one).
+    pub(super) slope: Heightmap,
+    /// The cells draining at least `channel_area` that have a receiver (no
+    /// channel is at sea), in index order.
+    pub(super) channels: Vec<usize>,
+}
+
+impl Drainage {
+    /// Measures `map` with the outlets the border and `sea`.
+    pub(super) fn of<S: AsRef<[f32]>>(
+        map: &Grid<S>,
+        options: &AnalysisOptions,
+        sea: &(impl Fn(usize) -> bool + Sync),
+    ) -> Result<Self, GridError> {
+        let (w, h) = (map.width(), map.height());
+        let (flat, epsilon) = both_fills(&map.view(), sea);
+        let flat = Heightmap::from_cells(w, h, flat?)?;
+        let epsilon = Heightmap::from_cells(w, h, epsilon?)?;
+        let flow = FlowField::d8_to(&epsilon, sea)?;
+        let area = flow.drainage_area()?;
+        let slope = flow.slope(&flat, options.cell_size)?;
+        let receivers = flow.receivers();
+        let channels = (0..map.len())
+            .filter(|&i| f64::from(area.cells()[i]) >= options.channel_area && receivers[i] != NO_RECEIVER)
+            .collect();
+        Ok(Self { flat, flow, area, slope, channels })
+    }
+}
+
+/// The outlets [`TerrainStats::measure`] takes for `options` on `map`: the
+/// cells at or below its sea level, if it has one (a NaN level is none).
+pub(super) fn sea_of<'a, S: AsRef<[f32]>>(
+    map: &'a Grid<S>,
+    options: &AnalysisOptions,
+) -> impl Fn(usize) -> bool + Sync + 'a {
+    let level = options.sea_level.filter(|level| !level.is_nan());
+    let z = map.cells();
+    move |i| level.is_some_and(|level| z[i] <= level)
 }
 
 /// `P(A >= a)` against `a` at `bins_per_decade` thresholds a decade over
