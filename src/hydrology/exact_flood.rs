@@ -13,11 +13,45 @@ const BEYOND: usize = usize::MAX;
 /// A cell on the flood's frontier (or [`BEYOND`]), keyed by its water surface;
 /// the heap pops the lowest first, the earliest pushed on a tie, so the walk is
 /// the same on every machine.
+///
+/// The surface is kept as [`order_key`]'s integer, which orders as
+/// `f64::total_cmp` orders the surfaces: a heap's sifting compares integers
+/// (callgrind, 128² Hydrology on fBm 2: pops took 247 instructions each with
+/// `total_cmp` on every comparison).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Frontier {
-    surface: f64,
+    key: u64,
     order: usize,
     cell: usize,
+}
+
+impl Frontier {
+    /// Cell `cell` (or [`BEYOND`]) at water surface `surface`, the `order`th
+    /// pushed in its flood.
+    #[inline]
+    fn new(surface: f64, order: usize, cell: usize) -> Self {
+        Self { key: order_key(surface), order, cell }
+    }
+
+    /// The water surface it was pushed with, exactly.
+    #[inline]
+    fn surface(&self) -> f64 {
+        from_order_key(self.key)
+    }
+}
+
+/// `x`'s bits as an integer that orders as [`f64::total_cmp`] orders `x`:
+/// negatives (sign set) with every bit flipped, the others with the sign set.
+#[inline]
+fn order_key(x: f64) -> u64 {
+    let bits = x.to_bits();
+    if bits >> 63 == 1 { !bits } else { bits | 1 << 63 }
+}
+
+/// The inverse of [`order_key`].
+#[inline]
+fn from_order_key(key: u64) -> f64 {
+    f64::from_bits(if key >> 63 == 1 { key & !(1 << 63) } else { !key })
 }
 
 impl PartialEq for Frontier {
@@ -36,8 +70,9 @@ impl PartialOrd for Frontier {
 
 impl Ord for Frontier {
     // Reversed: `BinaryHeap` is a max-heap.
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        other.surface.total_cmp(&self.surface).then(other.order.cmp(&self.order))
+        (other.key, other.order).cmp(&(self.key, self.order))
     }
 }
 
@@ -93,7 +128,7 @@ impl World<'_> {
         self.scratch.stack.clear();
         self.scratch.frontier.clear();
         self.scratch.visited[start] = seen;
-        self.scratch.frontier.push(Frontier { surface: start_level, order: 0, cell: start });
+        self.scratch.frontier.push(Frontier::new(start_level, 0, start));
         let mut order = 1;
         // The pool so far: its level (and how far the stored level of the
         // cell that set it may sit off it), cells, and their surfaces' sum
@@ -111,8 +146,8 @@ impl World<'_> {
             // stack's cost, not a heap's).
             let (surface, cell) = if let Some(cell) = self.scratch.stack.pop() {
                 (self.level(cell), cell)
-            } else if let Some(Frontier { surface, cell, .. }) = self.scratch.frontier.pop() {
-                (surface, cell)
+            } else if let Some(entry) = self.scratch.frontier.pop() {
+                (entry.surface(), entry.cell)
             } else {
                 // Walled in: the pool rises over everything it holds.
                 break self.fill_exact(p, start, start_level, sum);
@@ -169,12 +204,12 @@ impl World<'_> {
                     break Flood::Refused;
                 }
                 if let Some(sea) = sea {
-                    self.scratch.frontier.push(Frontier { surface: sea, order, cell: BEYOND });
+                    self.scratch.frontier.push(Frontier::new(sea, order, BEYOND));
                     order += 1;
                 } else if open_border {
                     // Water at the border runs off the map over this cell.
                     let ground = f64::from(self.heights[cell]);
-                    self.scratch.frontier.push(Frontier { surface: ground, order, cell: BEYOND });
+                    self.scratch.frontier.push(Frontier::new(ground, order, BEYOND));
                     order += 1;
                 }
             }
@@ -229,7 +264,7 @@ impl World<'_> {
                 if depth > 0.0 && (surface - level).abs() <= depth * LEVEL_SLACK + level_slack {
                     stack.push(j);
                 } else {
-                    frontier.push(Frontier { surface, order, cell: j });
+                    frontier.push(Frontier::new(surface, order, j));
                     order += 1;
                 }
             }
@@ -273,12 +308,14 @@ impl World<'_> {
 #[cfg(test)]
 mod tests {
     use alloc::vec::Vec;
+    use core::cmp::Ordering;
 
     use glam::Vec2;
 
     use super::super::flood::Flood;
     use super::super::world::Particle;
     use super::super::{Hydrology, HydrologyParams};
+    use super::Frontier;
     use crate::controls::Gate;
 
     const W: usize = 9;
@@ -457,5 +494,48 @@ mod tests {
         assert_eq!(flood, Flood::Drain);
         assert_eq!(p.water, 1.0);
         assert_eq!(after, pool);
+    }
+
+    /// The integer keys order surfaces as `f64::total_cmp` does and give
+    /// them back bit for bit: signed zeros, infinities, NaNs of both signs,
+    /// subnormals and a spread of ordinary values, every pair.
+    #[test]
+    fn frontier_keys_order_as_total_cmp() {
+        use super::{from_order_key, order_key};
+        let mut xs: Vec<f64> = [
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+            f64::from_bits(1),
+            -f64::from_bits(1),
+            f64::MAX,
+            f64::MIN,
+            1.0,
+            -1.0,
+        ]
+        .to_vec();
+        let mut bits = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..200 {
+            bits = bits.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            xs.push(f64::from_bits(bits));
+            xs.push(f64::from(bits as u32 as f32) * 1e-3 - 2e6);
+        }
+        for &a in &xs {
+            assert_eq!(from_order_key(order_key(a)).to_bits(), a.to_bits());
+            for &b in &xs {
+                assert_eq!(order_key(a).cmp(&order_key(b)), a.total_cmp(&b), "{a:e} {b:e}");
+            }
+        }
+        // The heap pops the lowest surface first, the earliest on a tie.
+        let (low, early, late) =
+            (Frontier::new(0.5, 3, 0), Frontier::new(0.75, 1, 1), Frontier::new(0.75, 2, 2));
+        assert_eq!(low.cmp(&early), Ordering::Greater);
+        assert_eq!(early.cmp(&late), Ordering::Greater);
+        assert_eq!(early.surface(), 0.75);
     }
 }
