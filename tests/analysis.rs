@@ -427,3 +427,18 @@ fn lake_stats_read_a_hydrology_run_s_pools() {
     assert_eq!((dry.water_fraction, dry.dry_channel_cells), (0.0, terrain.channel_cells));
     assert_eq!(dry.dry_channel_flat_fraction, terrain.channel_flat_fraction);
 }
+
+/// A NaN or an infinity is refused by name, the first one in row order
+/// (before, a map with a NaN cell measured as if it were a terrain).
+#[test]
+fn terrain_stats_refuse_non_finite_cells() {
+    for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        let mut map = fbm_terrain(32, 32, 1).unwrap();
+        map.cells_mut()[5 * 32 + 7] = bad;
+        map.cells_mut()[9 * 32 + 2] = bad;
+        assert_eq!(
+            TerrainStats::measure(&map, &AnalysisOptions::default()),
+            Err(GridError::NonFinite { x: 7, y: 5 })
+        );
+    }
+}

@@ -41,7 +41,8 @@ impl LakeStats {
     ///
     /// # Errors
     /// [`GridError::SizeMismatch`] if the maps' sizes differ;
-    /// [`GridError::OutOfMemory`] if the working buffers cannot be allocated,
+    /// [`GridError::NonFinite`] for the first NaN or infinite cell of
+    /// `surface`, then of `ground`; [`GridError::OutOfMemory`] if the working buffers cannot be allocated,
     /// [`GridError::TooLarge`] if the map has more than `u32::MAX` cells.
     pub fn measure<S: AsRef<[f32]>, T: AsRef<[f32]>>(
         surface: &Grid<S>,
@@ -49,6 +50,8 @@ impl LakeStats {
         options: &AnalysisOptions,
     ) -> Result<Self, GridError> {
         surface.check_same_size(ground)?;
+        surface.check_finite()?;
+        ground.check_finite()?;
         let sea = sea_of(surface, options);
         let (z, g) = (surface.cells(), ground.cells());
         let wet = |i: usize| z[i] > g[i];
@@ -136,6 +139,23 @@ mod tests {
         let options = AnalysisOptions { sea_level: Some(0.25), ..options() };
         let stats = LakeStats::measure(&flooded, &ground, &options).unwrap();
         assert_eq!(stats.water_fraction, lake as f64 / 63.0);
+    }
+
+    /// A non-finite cell in either map (one the caller built by hand) is
+    /// refused by name, the surface's first.
+    #[test]
+    fn non_finite_cells_are_refused() {
+        let (surface, ground, _) = plane_with_lake();
+        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            let mut s = surface.clone();
+            s.cells_mut()[4 * 9 + 5] = bad;
+            let mut g = ground.clone();
+            g.cells_mut()[2 * 9 + 3] = bad;
+            let err = |s: &Heightmap, g: &Heightmap| LakeStats::measure(s, g, &options()).unwrap_err();
+            assert_eq!(err(&s, &ground), GridError::NonFinite { x: 5, y: 4 });
+            assert_eq!(err(&surface, &g), GridError::NonFinite { x: 3, y: 2 });
+            assert_eq!(err(&s, &g), GridError::NonFinite { x: 5, y: 4 });
+        }
     }
 
     #[test]

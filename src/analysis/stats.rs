@@ -117,9 +117,11 @@ impl TerrainStats {
     /// on the current rayon pool; the figures are the same.
     ///
     /// # Errors
+    /// [`GridError::NonFinite`] for the first NaN or infinite cell;
     /// [`GridError::OutOfMemory`] if the working buffers cannot be allocated,
     /// [`GridError::TooLarge`] if the map has more than `u32::MAX` cells.
     pub fn measure<S: AsRef<[f32]>>(map: &Grid<S>, options: &AnalysisOptions) -> Result<Self, GridError> {
+        map.check_finite()?;
         Self::measure_to(map, options, sea_of(map, options))
     }
 
