@@ -4,7 +4,7 @@ use hydraulic_erosion::analysis::{
     AnalysisOptions, Fill, FlowField, NO_RECEIVER, PowerLawFit, TerrainStats, count_pits, fill_depressions,
     fill_depressions_to,
 };
-use hydraulic_erosion::{GridError, Heightmap, fbm_terrain, island_terrain};
+use hydraulic_erosion::{Error, GridError, Heightmap, fbm_terrain, island_terrain};
 use proptest::prelude::*;
 
 fn grid(width: usize, rows: &[&[f32]]) -> Heightmap {
@@ -438,7 +438,54 @@ fn terrain_stats_refuse_non_finite_cells() {
         map.cells_mut()[9 * 32 + 2] = bad;
         assert_eq!(
             TerrainStats::measure(&map, &AnalysisOptions::default()),
-            Err(GridError::NonFinite { x: 7, y: 5 })
+            Err(Error::Grid(GridError::NonFinite { x: 7, y: 5 }))
         );
     }
+}
+
+/// Options out of their documented ranges are refused by name, before any
+/// work: a zero or NaN cell size used to be reported as a non-finite cell,
+/// a negative one or a NaN channel area measured as figures, and an
+/// infinite `exceedance_max_fraction` overflowed an index (a panic).
+#[test]
+fn analysis_options_out_of_range_are_refused_by_name() {
+    use hydraulic_erosion::analysis::LakeStats;
+
+    let map = fbm_terrain(32, 32, 1).unwrap();
+    let d = AnalysisOptions::default();
+    assert_eq!(d.validate(), Ok(()));
+    let cases = [
+        (AnalysisOptions { cell_size: 0.0, ..d }, "analysis.cell_size"),
+        (AnalysisOptions { cell_size: -1.0, ..d }, "analysis.cell_size"),
+        (AnalysisOptions { cell_size: f32::NAN, ..d }, "analysis.cell_size"),
+        (AnalysisOptions { channel_area: f64::NAN, ..d }, "analysis.channel_area"),
+        (AnalysisOptions { channel_area: -1.0, ..d }, "analysis.channel_area"),
+        (AnalysisOptions { max_area_fraction: 2.0, ..d }, "analysis.max_area_fraction"),
+        (AnalysisOptions { max_area_fraction: f64::NAN, ..d }, "analysis.max_area_fraction"),
+        (AnalysisOptions { exceedance_min_area: 0.0, ..d }, "analysis.exceedance_min_area"),
+        (AnalysisOptions { exceedance_max_fraction: f64::INFINITY, ..d }, "analysis.exceedance_max_fraction"),
+        (AnalysisOptions { exceedance_max_fraction: 0.0, ..d }, "analysis.exceedance_max_fraction"),
+        (AnalysisOptions { bins_per_decade: 0, ..d }, "analysis.bins_per_decade"),
+        (AnalysisOptions { bins_per_decade: 1001, ..d }, "analysis.bins_per_decade"),
+        (AnalysisOptions { min_per_bin: 0, ..d }, "analysis.min_per_bin"),
+        (AnalysisOptions { flat_slope: f32::NAN, ..d }, "analysis.flat_slope"),
+        (AnalysisOptions { flat_slope: -1e-6, ..d }, "analysis.flat_slope"),
+    ];
+    for (options, field) in cases {
+        assert_eq!(options.validate().map_err(|e| e.field()), Err(field));
+        let refused = |r: Result<(), Error>| matches!(r, Err(Error::Param(e)) if e.field() == field);
+        assert!(refused(TerrainStats::measure(&map, &options).map(|_| ())), "{field}");
+        assert!(refused(LakeStats::measure(&map, &map, &options).map(|_| ())), "{field}");
+    }
+    // The edges of the ranges are accepted.
+    let edges = AnalysisOptions {
+        max_area_fraction: 1.0,
+        exceedance_max_fraction: 1.0,
+        bins_per_decade: 1000,
+        min_per_bin: 1,
+        flat_slope: 0.0,
+        sea_level: Some(f32::NAN),
+        ..d
+    };
+    assert!(TerrainStats::measure(&map, &edges).is_ok());
 }

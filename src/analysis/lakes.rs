@@ -9,7 +9,7 @@
 //! outside it are flat (ungraded reaches and basins filled flat).
 
 use super::stats::{AnalysisOptions, Drainage, sea_of};
-use crate::error::GridError;
+use crate::error::Error;
 use crate::grid::Grid;
 
 /// How much of a water surface (ground plus standing water, as `Hydrology`
@@ -40,15 +40,20 @@ impl LakeStats {
     /// [`TerrainStats::measure`](super::TerrainStats::measure) on `surface`.
     ///
     /// # Errors
-    /// [`GridError::SizeMismatch`] if the maps' sizes differ;
-    /// [`GridError::NonFinite`] for the first NaN or infinite cell of
-    /// `surface`, then of `ground`; [`GridError::OutOfMemory`] if the working buffers cannot be allocated,
-    /// [`GridError::TooLarge`] if the map has more than `u32::MAX` cells.
+    /// [`Error::Param`] for options out of range
+    /// ([`AnalysisOptions::validate`]); as [`Error::Grid`]:
+    /// [`SizeMismatch`](crate::GridError::SizeMismatch) if the maps' sizes
+    /// differ, [`NonFinite`](crate::GridError::NonFinite) for the first NaN
+    /// or infinite cell of `surface`, then of `ground`,
+    /// [`OutOfMemory`](crate::GridError::OutOfMemory) if the working buffers
+    /// cannot be allocated, [`TooLarge`](crate::GridError::TooLarge) if the
+    /// map has more than `u32::MAX` cells.
     pub fn measure<S: AsRef<[f32]>, T: AsRef<[f32]>>(
         surface: &Grid<S>,
         ground: &Grid<T>,
         options: &AnalysisOptions,
-    ) -> Result<Self, GridError> {
+    ) -> Result<Self, Error> {
+        options.validate()?;
         surface.check_same_size(ground)?;
         surface.check_finite()?;
         ground.check_finite()?;
@@ -57,7 +62,7 @@ impl LakeStats {
         let wet = |i: usize| z[i] > g[i];
         let land = (0..surface.len()).filter(|&i| !sea(i)).count();
         let water = (0..surface.len()).filter(|&i| !sea(i) && wet(i)).count();
-        let drainage = Drainage::of(surface, options, &sea)?;
+        let drainage = Drainage::of(surface, options, &sea).map_err(Error::Grid)?;
         let dry: alloc::vec::Vec<usize> = drainage.channels.into_iter().filter(|&i| !wet(i)).collect();
         let flats = dry.iter().filter(|&&i| drainage.slope.cells()[i] <= options.flat_slope).count();
         let share = |part: usize, whole: usize| if whole > 0 { part as f64 / whole as f64 } else { 0.0 };
@@ -75,6 +80,7 @@ mod tests {
 
     use super::*;
     use crate::analysis::TerrainStats;
+    use crate::error::GridError;
     use crate::grid::Heightmap;
 
     /// Every cell with a receiver is a channel.
@@ -152,9 +158,9 @@ mod tests {
             let mut g = ground.clone();
             g.cells_mut()[2 * 9 + 3] = bad;
             let err = |s: &Heightmap, g: &Heightmap| LakeStats::measure(s, g, &options()).unwrap_err();
-            assert_eq!(err(&s, &ground), GridError::NonFinite { x: 5, y: 4 });
-            assert_eq!(err(&surface, &g), GridError::NonFinite { x: 3, y: 2 });
-            assert_eq!(err(&s, &g), GridError::NonFinite { x: 5, y: 4 });
+            assert_eq!(err(&s, &ground), Error::Grid(GridError::NonFinite { x: 5, y: 4 }));
+            assert_eq!(err(&surface, &g), Error::Grid(GridError::NonFinite { x: 3, y: 2 }));
+            assert_eq!(err(&s, &g), Error::Grid(GridError::NonFinite { x: 5, y: 4 }));
         }
     }
 
@@ -164,7 +170,7 @@ mod tests {
         let b = Heightmap::new(8, 9).unwrap();
         assert!(matches!(
             LakeStats::measure(&a, &b, &AnalysisOptions::default()),
-            Err(GridError::SizeMismatch { .. })
+            Err(Error::Grid(GridError::SizeMismatch { .. }))
         ));
     }
 }

@@ -39,7 +39,7 @@
 //! let options = AnalysisOptions { sea_level: Some(0.0), ..AnalysisOptions::default() };
 //! let land = TerrainStats::measure(&island, &options)?;
 //! assert!(land.land_cells > 0 && land.land_cells < 128 * 128);
-//! # Ok::<(), hydraulic_erosion::GridError>(())
+//! # Ok::<(), hydraulic_erosion::Error>(())
 //! ```
 
 mod fill;

@@ -6,7 +6,7 @@ use super::fill::{Fill, flood};
 use super::fit::{PowerLawFit, log10};
 use super::flow::{FlowField, NO_RECEIVER};
 use super::{for_each_neighbour, on_border};
-use crate::error::GridError;
+use crate::error::{Error, GridError, ParamError, check, check_above, check_range};
 use crate::grid::{Grid, GridRef, Heightmap};
 
 /// What [`TerrainStats::measure`] measures over. Areas are in cells.
@@ -15,19 +15,20 @@ use crate::grid::{Grid, GridRef, Heightmap};
 #[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
 pub struct AnalysisOptions {
     /// Horizontal size of a cell, in the heights' unit (slopes are height over
-    /// `cell_size` per cell). Default 1.
+    /// `cell_size` per cell). Default 1; range `(0, 1e15]`.
     pub cell_size: f32,
-    /// Drainage area from which a cell counts as a channel, in cells. Default 50.
+    /// Drainage area from which a cell counts as a channel, in cells. Default
+    /// 50; range `(0, 1e30]`.
     pub channel_area: f64,
     /// The largest drainage area the slope-area and Hack fits use, as a
     /// fraction of the map's cells (beyond it the few large basins only add
-    /// scatter). Default 0.05.
+    /// scatter). Default 0.05; range `(0, 1]`.
     pub max_area_fraction: f64,
     /// The smallest drainage area the exceedance fit uses, in cells (below it,
-    /// ridge cells of area 1 and 2 dominate). Default 10.
+    /// ridge cells of area 1 and 2 dominate). Default 10; range `(0, 1e30]`.
     pub exceedance_min_area: f64,
     /// The largest drainage area the exceedance fit uses, as a fraction of
-    /// the (land) cells. Default 0.01: above about 1 % of the map the largest
+    /// the (land) cells. Default 0.01 (range `(0, 1]`): above about 1 % of the map the largest
     /// basins a map can hold cut the distribution off and the curve steepens.
     /// A stream-power landscape at steady state (Braun and Willett's implicit
     /// scheme, `m / n = 0.5`, all four borders outlets; θ measures 0.50, r² 1)
@@ -35,13 +36,15 @@ pub struct AnalysisOptions {
     /// and 0.62 (r² 0.94), 0.64 and 0.70 (128²) up to 0.05 of the map, where
     /// noise measures 0.63-0.72.
     pub exceedance_max_fraction: f64,
-    /// Bins per decade of drainage area in the binned fits. Default 10.
+    /// Bins per decade of drainage area in the binned fits. Default 10; range
+    /// `[1, 1000]`.
     pub bins_per_decade: u32,
-    /// Cells a bin needs to count as a point of a binned fit. Default 5.
+    /// Cells a bin needs to count as a point of a binned fit. Default 5; at
+    /// least 1.
     pub min_per_bin: usize,
     /// A channel cell whose slope to its receiver (on the flat-filled surface)
     /// is at most this, in height units per horizontal unit, is flat: a lake or
-    /// a filled basin. Default 1e-6.
+    /// a filled basin. Default 1e-6; range `[0, 1e30]`.
     pub flat_slope: f32,
     /// The sea level, in the map's height units: every cell at or below it is
     /// sea, wherever it lies (an inland hollow that low included). The sea is an
@@ -51,6 +54,27 @@ pub struct AnalysisOptions {
     /// `None`: no sea, every cell is land and the border the only outlet (the
     /// figures as without this option, bit for bit). NaN counts as `None`.
     pub sea_level: Option<f32>,
+}
+
+impl AnalysisOptions {
+    /// Checks every field against its documented range ([`TerrainStats::measure`]
+    /// and [`LakeStats::measure`](super::LakeStats::measure) call it first).
+    ///
+    /// # Errors
+    /// A [`ParamError`] naming the first field out of range (a NaN is out of
+    /// every range; a NaN `sea_level` is no sea, as documented).
+    pub fn validate(&self) -> Result<(), ParamError> {
+        check_above(self.cell_size, 0.0, 1e15, "analysis.cell_size", "in (0, 1e15]")?;
+        let positive = |v: f64| v > 0.0 && v <= 1e30;
+        check(positive(self.channel_area), "analysis.channel_area", "in (0, 1e30]")?;
+        let fraction = |v: f64| v > 0.0 && v <= 1.0;
+        check(fraction(self.max_area_fraction), "analysis.max_area_fraction", "in (0, 1]")?;
+        check(positive(self.exceedance_min_area), "analysis.exceedance_min_area", "in (0, 1e30]")?;
+        check(fraction(self.exceedance_max_fraction), "analysis.exceedance_max_fraction", "in (0, 1]")?;
+        check((1..=1000).contains(&self.bins_per_decade), "analysis.bins_per_decade", "in [1, 1000]")?;
+        check(self.min_per_bin >= 1, "analysis.min_per_bin", "at least 1")?;
+        check_range(self.flat_slope, 0.0, 1e30, "analysis.flat_slope", "finite and in [0, 1e30]")
+    }
 }
 
 impl Default for AnalysisOptions {
@@ -117,12 +141,15 @@ impl TerrainStats {
     /// on the current rayon pool; the figures are the same.
     ///
     /// # Errors
-    /// [`GridError::NonFinite`] for the first NaN or infinite cell;
-    /// [`GridError::OutOfMemory`] if the working buffers cannot be allocated,
-    /// [`GridError::TooLarge`] if the map has more than `u32::MAX` cells.
-    pub fn measure<S: AsRef<[f32]>>(map: &Grid<S>, options: &AnalysisOptions) -> Result<Self, GridError> {
+    /// [`Error::Param`] for options out of range
+    /// ([`AnalysisOptions::validate`]); [`GridError::NonFinite`] for the
+    /// first NaN or infinite cell; [`GridError::OutOfMemory`] if the working
+    /// buffers cannot be allocated, [`GridError::TooLarge`] if the map has
+    /// more than `u32::MAX` cells (as [`Error::Grid`]).
+    pub fn measure<S: AsRef<[f32]>>(map: &Grid<S>, options: &AnalysisOptions) -> Result<Self, Error> {
+        options.validate()?;
         map.check_finite()?;
-        Self::measure_to(map, options, sea_of(map, options))
+        Ok(Self::measure_to(map, options, sea_of(map, options))?)
     }
 
     /// [`measure`](Self::measure) with the cells `sea` marks as outlets, the
