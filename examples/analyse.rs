@@ -4,7 +4,7 @@
 //! `hydraulic_erosion::analysis`).
 //!
 //! ```text
-//! cargo run --release --example analyse -- FILE [--ground FILE] [--cell-size S] [--channel-area A] [--sea-level H] [--beta-max F] [--time]
+//! cargo run --release --example analyse -- FILE [--ground GROUND] [--cell-size S] [--channel-area A] [--sea-level H] [--beta-max F] [--time]
 //! cargo run --release --example analyse -- --fbm SIZE SEED | --island SIZE SEED
 //! ```
 //!
@@ -15,11 +15,12 @@
 //! `--island` map's sea lies flat at 0: pass `--sea-level 0` to measure its land
 //! (nothing sets it by itself). `--beta-max F` fits β up to drainage areas of
 //! `F` of the map (default 0.01, `AnalysisOptions::exceedance_max_fraction`).
-//! `--ground FILE` reads `FILE` as the ground under a water surface (`FILE`
-//! then is `Hydrology`'s terrain plus water, `bench --out-surface`) and adds
-//! the lakes' figures (`LakeStats`): `water`, the share of the land under
-//! water, and `dry_channel_flats`, the channel flats outside it (the lakes
-//! are flat, and the channel flats count them).
+//! `--ground GROUND` takes `FILE` as a water surface (`Hydrology`'s terrain
+//! plus water, `bench --out-surface`) over the ground in `GROUND` (`bench
+//! --out`) and adds the lakes' figures (`LakeStats`): `water`, the share of
+//! the land under water, `dry_channel_cells` and `dry_channel_flats`, the
+//! channel cells outside it and the share of them that is flat (the lakes
+//! are flat, and `channel_flats` counts them).
 //! `--time` prints the time taken to stderr. With `--features parallel` the
 //! two depression fills run side by side (the same figures; 4096² took a
 //! quarter less time on two cores).
@@ -58,7 +59,7 @@ fn parse() -> Result<Args, String> {
                 }
                 options.sea_level = Some(level);
             }
-            "--ground" => ground = Some(read(&args.next().ok_or("--ground needs a file")?)?),
+            "--ground" => ground = Some(read(&args.next().ok_or("--ground needs a file: the ground under FILE")?)?),
             "--beta-max" => options.exceedance_max_fraction = number(args.next(), "--beta-max")?,
             "--time" => time = true,
             "--fbm" | "--island" => {
@@ -68,7 +69,7 @@ fn parse() -> Result<Args, String> {
                 map = Some(generated.map_err(|e| e.to_string())?);
                 name = format!("{}:{size}:{seed}", &arg[2..]);
             }
-            "--help" | "-h" => return Err("usage: analyse FILE [--ground FILE] | --fbm SIZE SEED | --island SIZE SEED [--cell-size S] [--channel-area A] [--sea-level H] [--beta-max F] [--time]".into()),
+            "--help" | "-h" => return Err("usage: analyse FILE [--ground GROUND] | --fbm SIZE SEED | --island SIZE SEED [--cell-size S] [--channel-area A] [--sea-level H] [--beta-max F] [--time]".into()),
             path => {
                 map = Some(read(path)?);
                 name = path.into();

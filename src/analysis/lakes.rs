@@ -8,6 +8,8 @@
 //! much of the land lies under water, and how many of the channel cells
 //! outside it are flat (ungraded reaches and basins filled flat).
 
+use alloc::vec::Vec;
+
 use super::stats::{AnalysisOptions, Drainage, sea_of};
 use crate::error::Error;
 use crate::grid::Grid;
@@ -62,8 +64,8 @@ impl LakeStats {
         let wet = |i: usize| z[i] > g[i];
         let land = (0..surface.len()).filter(|&i| !sea(i)).count();
         let water = (0..surface.len()).filter(|&i| !sea(i) && wet(i)).count();
-        let drainage = Drainage::of(surface, options, &sea).map_err(Error::Grid)?;
-        let dry: alloc::vec::Vec<usize> = drainage.channels.into_iter().filter(|&i| !wet(i)).collect();
+        let drainage = Drainage::of(surface, options, &sea)?;
+        let dry: Vec<usize> = drainage.channels.into_iter().filter(|&i| !wet(i)).collect();
         let flats = dry.iter().filter(|&&i| drainage.slope.cells()[i] <= options.flat_slope).count();
         let share = |part: usize, whole: usize| if whole > 0 { part as f64 / whole as f64 } else { 0.0 };
         Ok(Self {
@@ -76,8 +78,6 @@ impl LakeStats {
 
 #[cfg(test)]
 mod tests {
-    use alloc::vec::Vec;
-
     use super::*;
     use crate::analysis::TerrainStats;
     use crate::error::GridError;
@@ -89,9 +89,9 @@ mod tests {
     }
 
     /// A 9 x 9 plane falling to the left border (0.25 a cell in `x`, heights
-    /// `f32` holds exactly) with a hollow of `hollow` cells dug 1.0 deep in the
-    /// middle row, and the same with the hollow full of water to its spill
-    /// level (the plane's height there is the rim it spills over).
+    /// `f32` holds exactly) with a hollow of three cells dug 1.0 deep in the
+    /// middle row; the same with the hollow full of water to its spill level
+    /// (the plane's height at its rim); and the hollow's cell count.
     fn plane_with_lake() -> (Heightmap, Heightmap, usize) {
         let w = 9;
         let plane = |x: usize| 0.25 * x as f32;
