@@ -1,12 +1,4 @@
-//! Lakes apart from channels: the figures of a water surface (ground plus
-//! standing water, as `Hydrology` leaves it) with the water told from the
-//! ground under it.
-//!
-//! [`TerrainStats`](super::TerrainStats) measured on a water surface counts a
-//! lake's cells as channel flats: its surface is flat and water crosses it. A
-//! lake is a landform of its own, so [`LakeStats`] tells the two apart: how
-//! much of the land lies under water, and how many of the channel cells
-//! outside it are flat (ungraded reaches and basins filled flat).
+//! Lakes apart from channels on a water surface ([`LakeStats`]).
 
 use alloc::vec::Vec;
 

@@ -149,16 +149,7 @@ impl TerrainStats {
     pub fn measure<S: AsRef<[f32]>>(map: &Grid<S>, options: &AnalysisOptions) -> Result<Self, Error> {
         options.validate()?;
         map.check_finite()?;
-        Ok(Self::measure_to(map, options, sea_of(map, options))?)
-    }
-
-    /// [`measure`](Self::measure) with the cells `sea` marks as outlets, the
-    /// figures over the others.
-    fn measure_to<S: AsRef<[f32]>>(
-        map: &Grid<S>,
-        options: &AnalysisOptions,
-        sea: impl Fn(usize) -> bool + Sync,
-    ) -> Result<Self, GridError> {
+        let sea = sea_of(map, options);
         let (w, h) = (map.width(), map.height());
         let n = map.len();
         let land = (0..n).filter(|&i| !sea(i)).count();
