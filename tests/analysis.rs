@@ -152,7 +152,7 @@ fn pits_are_strictly_lower_than_all_neighbours() {
         &[&[1.0, 1.0, 1.0, 1.0], &[1.0, 0.0, 0.5, 1.0], &[1.0, 0.5, 0.5, 1.0], &[1.0, 1.0, 1.0, 1.0]],
     );
     // (1, 1) is a pit; (2, 2) ties with (2, 1) and (1, 2): not strictly lower.
-    assert_eq!(count_pits(&map), (1, 4));
+    assert_eq!(count_pits(&map), Ok((1, 4)));
 }
 
 #[test]
@@ -488,4 +488,75 @@ fn analysis_options_out_of_range_are_refused_by_name() {
         ..d
     };
     assert!(TerrainStats::measure(&map, &edges).is_ok());
+}
+
+/// The binned fit takes any range and bin count: its bins follow the pairs,
+/// not the range (a range of 10^600 at 2^32 bins a decade asked for 30 TB
+/// and aborted the process; an infinite `x_max` overflowed the bin count).
+/// One pair a bin, each bin's point is its pair, so the fit is the exact
+/// line through them.
+#[test]
+fn binned_fits_take_any_range_and_bin_count() {
+    let points: Vec<(f64, f64)> = (1..60).map(|k| (k as f64, 2.0 / (k as f64 * k as f64))).collect();
+    let exact = PowerLawFit::binned(points.iter().copied(), (1.0, 100.0), 1000, 1).unwrap();
+    assert_eq!(exact.points, 59);
+    assert!((exact.exponent + 2.0).abs() < 1e-12 && (exact.coefficient - 2.0).abs() < 1e-12, "{exact:?}");
+    for range in [(1.0, 1e300), (1e-300, f64::MAX), (1.0, f64::INFINITY), (f64::MIN_POSITIVE, f64::INFINITY)]
+    {
+        for per in [1000, u32::MAX] {
+            let fit = PowerLawFit::binned(points.iter().copied(), range, per, 1).unwrap();
+            assert_eq!(fit.points, 59, "{range:?} {per}");
+            assert!((fit.exponent + 2.0).abs() < 1e-12, "{range:?} {per}: {fit:?}");
+        }
+    }
+    // Empty ranges and no bins give no fit.
+    for range in [(0.0, 10.0), (-1.0, 10.0), (10.0, 1.0), (f64::NAN, 10.0), (1.0, f64::NAN)] {
+        assert_eq!(PowerLawFit::binned(points.iter().copied(), range, 10, 1), None, "{range:?}");
+    }
+    assert_eq!(PowerLawFit::binned(points.iter().copied(), (1.0, 100.0), 0, 1), None);
+}
+
+/// A NaN or infinite cell, which only a caller's own edits can put in a
+/// grid, is refused by name by every analysis function that reads cells
+/// (before, D8 routed around a NaN and the pit count skipped it and its
+/// neighbours, silently).
+#[test]
+fn flow_and_pits_refuse_non_finite_cells() {
+    let good = fbm_terrain(16, 16, 1).unwrap();
+    let flow = FlowField::d8(&good).unwrap();
+    for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        let mut map = good.clone();
+        map.cells_mut()[3 * 16 + 4] = bad;
+        map.cells_mut()[9 * 16 + 2] = bad;
+        let refused = GridError::NonFinite { x: 4, y: 3 };
+        assert_eq!(FlowField::d8(&map), Err(refused));
+        assert_eq!(FlowField::d8_to(&map, |_| false), Err(refused));
+        assert_eq!(count_pits(&map), Err(refused));
+        assert_eq!(fill_depressions(&map, Fill::Flat).map(|_| ()), Err(refused));
+        assert_eq!(flow.weighted_area(&map), Err(refused));
+        assert_eq!(flow.slope(&map, 1.0), Err(Error::Grid(refused)));
+    }
+}
+
+/// The flow's lengths and slopes refuse a cell size outside `(0, 1e15]` by
+/// name (a zero or NaN one was reported as a non-finite cell, a negative one
+/// gave negative lengths); the range's top is accepted.
+#[test]
+fn flow_lengths_and_slopes_refuse_bad_cell_sizes_by_name() {
+    let map = fbm_terrain(16, 16, 1).unwrap();
+    let flow = FlowField::d8(&map).unwrap();
+    let refused = |r: Result<Heightmap, Error>| matches!(r, Err(Error::Param(e)) if e.field() == "cell_size");
+    for bad in [0.0, -0.0, -1.0, f32::NAN, f32::INFINITY, 1.1e15, f32::MAX] {
+        assert!(refused(flow.flow_length(bad)), "{bad}");
+        assert!(refused(flow.slope(&map, bad)), "{bad}");
+    }
+    let unit = flow.flow_length(1.0).unwrap();
+    let far = flow.flow_length(1e15).unwrap();
+    // Both are the same f64 lengths scaled, each rounded once to f32.
+    for (u, f) in unit.cells().iter().zip(far.cells()) {
+        let scaled = f64::from(*u) * 1e15;
+        assert!((f64::from(*f) - scaled).abs() <= scaled * 2e-7, "{u} {f}");
+    }
+    assert!(flow.slope(&map, 1e15).is_ok());
+    assert!(flow.slope(&map, f32::MIN_POSITIVE).is_ok());
 }

@@ -42,6 +42,7 @@ pub struct FilledSurface {
 /// outlet but the border.
 ///
 /// # Errors
+/// [`GridError::NonFinite`] for the first NaN or infinite cell,
 /// [`GridError::OutOfMemory`] if the working buffers cannot be allocated,
 /// [`GridError::TooLarge`] if the map has more than `u32::MAX` cells.
 pub fn fill_depressions<S: AsRef<[f32]>>(map: &Grid<S>, mode: Fill) -> Result<FilledSurface, GridError> {
@@ -63,6 +64,7 @@ pub fn fill_depressions<S: AsRef<[f32]>>(map: &Grid<S>, mode: Fill) -> Result<Fi
 /// priority queue break by cell index, so the result is deterministic.
 ///
 /// # Errors
+/// [`GridError::NonFinite`] for the first NaN or infinite cell,
 /// [`GridError::OutOfMemory`] if the working buffers cannot be allocated,
 /// [`GridError::TooLarge`] if the map has more than `u32::MAX` cells.
 pub fn fill_depressions_to<S: AsRef<[f32]>>(
@@ -70,6 +72,7 @@ pub fn fill_depressions_to<S: AsRef<[f32]>>(
     mode: Fill,
     outlet: impl Fn(usize) -> bool,
 ) -> Result<FilledSurface, GridError> {
+    map.check_finite()?;
     let flat = flood(map, Fill::Flat, &outlet)?;
     let depth: Vec<f32> = flat.iter().zip(map.cells()).map(|(&f, &h)| f - h).collect();
     let surface = if mode == Fill::Flat { flat } else { flood(map, Fill::Epsilon, &outlet)? };

@@ -1,5 +1,6 @@
 //! Power laws fitted in log-log space.
 
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use crate::math;
@@ -45,10 +46,16 @@ impl PowerLawFit {
     }
 
     /// Fits `y` against `x` over the pairs with `x` in `[x_min, x_max]` and both
-    /// positive, binned: the `log10 x` range is cut into `bins_per_decade` bins a
-    /// decade, and each bin holding at least `min_per_bin` pairs gives one point,
-    /// the mean `log10 x` and mean `log10 y` of its pairs. Binning keeps the
-    /// many small-`x` pairs from drowning the rest, as slope-area studies do.
+    /// positive and finite, binned: the `log10 x` range from `x_min` up is cut
+    /// into `bins_per_decade` bins a decade, and each bin holding at least
+    /// `min_per_bin` pairs gives one point, the mean `log10 x` and mean
+    /// `log10 y` of its pairs. Binning keeps the many small-`x` pairs from
+    /// drowning the rest, as slope-area studies do.
+    ///
+    /// `None` for an empty range (`x_min` not positive, `x_max` below it, a
+    /// NaN bound), `bins_per_decade` 0, or fewer than 2 points. Any range and
+    /// bin count are taken, `x_max` infinite too: the bins are kept only where
+    /// pairs fall, so memory follows the pairs, not the range.
     pub fn binned(
         pairs: impl Iterator<Item = (f64, f64)>,
         (x_min, x_max): (f64, f64),
@@ -60,17 +67,19 @@ impl PowerLawFit {
         }
         let lo = log10(x_min);
         let per = f64::from(bins_per_decade);
-        let bins = ((log10(x_max) - lo) * per) as usize + 1;
-        let mut sums = alloc::vec![(0.0f64, 0.0f64, 0usize); bins];
+        // Bin number -> (sum of log10 x, sum of log10 y, pairs), in bin order;
+        // each bin sums its pairs in the order they come.
+        let mut sums: BTreeMap<u64, (f64, f64, usize)> = BTreeMap::new();
         for (x, y) in pairs {
             if x >= x_min && x <= x_max && y > 0.0 && x.is_finite() && y.is_finite() {
                 let (lx, ly) = (log10(x), log10(y));
-                let b = (((lx - lo) * per) as usize).min(bins - 1);
-                sums[b] = (sums[b].0 + lx, sums[b].1 + ly, sums[b].2 + 1);
+                // Saturating: at most 617 decades of f64 times 2^32 bins a decade.
+                let bin = sums.entry(((lx - lo) * per) as u64).or_insert((0.0, 0.0, 0));
+                *bin = (bin.0 + lx, bin.1 + ly, bin.2 + 1);
             }
         }
         let points: Vec<(f64, f64)> = sums
-            .iter()
+            .values()
             .filter(|s| s.2 >= min_per_bin.max(1))
             .map(|&(sx, sy, c)| (sx / c as f64, sy / c as f64))
             .collect();

@@ -4,7 +4,7 @@ use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 use super::{for_each_neighbour, on_border};
-use crate::error::GridError;
+use crate::error::{Error, GridError, ParamError, check_above};
 use crate::grid::{Grid, Heightmap, try_filled};
 
 /// The receiver of a cell that passes its water to no other: a border cell (it
@@ -36,6 +36,7 @@ impl FlowField {
     /// The same as [`d8_to`](Self::d8_to) with no outlet but the border.
     ///
     /// # Errors
+    /// [`GridError::NonFinite`] for the first NaN or infinite cell,
     /// [`GridError::OutOfMemory`] if the buffers cannot be allocated,
     /// [`GridError::TooLarge`] if the map has more than `u32::MAX` cells.
     pub fn d8<S: AsRef<[f32]>>(surface: &Grid<S>) -> Result<Self, GridError> {
@@ -57,8 +58,11 @@ impl FlowField {
     /// called at most once per cell.
     ///
     /// # Errors
-    /// [`GridError::OutOfMemory`] if the buffers cannot be allocated,
-    /// [`GridError::TooLarge`] if the map has more than `u32::MAX` cells.
+    /// [`GridError::NonFinite`] for the first NaN or infinite cell (a NaN
+    /// compares as neither higher nor lower, so it would hold its water and
+    /// stop its neighbours' silently), [`GridError::OutOfMemory`] if the
+    /// buffers cannot be allocated, [`GridError::TooLarge`] if the map has
+    /// more than `u32::MAX` cells.
     pub fn d8_to<S: AsRef<[f32]>>(
         surface: &Grid<S>,
         outlet: impl Fn(usize) -> bool,
@@ -66,6 +70,7 @@ impl FlowField {
         let (w, h) = (surface.width(), surface.height());
         let n = surface.len();
         super::indexable(w, h)?;
+        surface.check_finite()?;
         let z = surface.cells();
         let mut receivers = try_filled(n, NO_RECEIVER)?;
         let mut steps = try_filled(n, 0.0f32)?;
@@ -131,9 +136,11 @@ impl FlowField {
     ///
     /// # Errors
     /// [`GridError::SizeMismatch`] if `rain` is not the surface's size,
+    /// [`GridError::NonFinite`] for the first NaN or infinite cell of `rain`,
     /// [`GridError::OutOfMemory`] if the result cannot be allocated.
     pub fn weighted_area<S: AsRef<[f32]>>(&self, rain: &Grid<S>) -> Result<Heightmap, GridError> {
         self.check_size(rain)?;
+        rain.check_finite()?;
         self.accumulate(|i| f64::from(rain.cells()[i]))
     }
 
@@ -141,8 +148,11 @@ impl FlowField {
     /// length), in cells times `cell_size` (0 for a cell nothing drains into).
     ///
     /// # Errors
-    /// [`GridError::OutOfMemory`] if the result cannot be allocated.
-    pub fn flow_length(&self, cell_size: f32) -> Result<Heightmap, GridError> {
+    /// [`Error::Param`] naming `cell_size` unless it is finite and in
+    /// `(0, 1e15]`; [`GridError::OutOfMemory`] if the result cannot be
+    /// allocated (as [`Error::Grid`]).
+    pub fn flow_length(&self, cell_size: f32) -> Result<Heightmap, Error> {
+        check_cell_size(cell_size)?;
         let mut length = try_filled(self.receivers.len(), 0.0f64)?;
         for &i in &self.order {
             let r = self.receivers[i as usize];
@@ -152,7 +162,7 @@ impl FlowField {
             }
         }
         let cells = length.iter().map(|&l| (l * f64::from(cell_size)) as f32).collect();
-        Heightmap::from_cells(self.width, self.height, cells)
+        Ok(Heightmap::from_cells(self.width, self.height, cells)?)
     }
 
     /// The slope from each cell to its receiver on `heights` (drop over the
@@ -161,10 +171,16 @@ impl FlowField {
     /// the raw slope along the flow (negative where the flow climbs out of a pit).
     ///
     /// # Errors
-    /// [`GridError::SizeMismatch`] if `heights` is not the surface's size,
-    /// [`GridError::OutOfMemory`] if the result cannot be allocated.
-    pub fn slope<S: AsRef<[f32]>>(&self, heights: &Grid<S>, cell_size: f32) -> Result<Heightmap, GridError> {
+    /// [`Error::Param`] naming `cell_size` unless it is finite and in
+    /// `(0, 1e15]`; as [`Error::Grid`]: [`GridError::SizeMismatch`] if
+    /// `heights` is not the surface's size, [`GridError::NonFinite`] for the
+    /// first NaN or infinite cell of `heights` (or of the result, for a drop
+    /// over the distance beyond `f32`'s range), [`GridError::OutOfMemory`] if
+    /// the result cannot be allocated.
+    pub fn slope<S: AsRef<[f32]>>(&self, heights: &Grid<S>, cell_size: f32) -> Result<Heightmap, Error> {
+        check_cell_size(cell_size)?;
         self.check_size(heights)?;
+        heights.check_finite()?;
         let z = heights.cells();
         let mut slope = try_filled(z.len(), 0.0f32)?;
         for (i, s) in slope.iter_mut().enumerate() {
@@ -174,7 +190,7 @@ impl FlowField {
                 *s = ((f64::from(z[i]) - f64::from(z[r as usize])) / run) as f32;
             }
         }
-        Heightmap::from_cells(self.width, self.height, slope)
+        Ok(Heightmap::from_cells(self.width, self.height, slope)?)
     }
 
     /// [`GridError::SizeMismatch`] unless `grid` is the surface's size.
@@ -202,4 +218,10 @@ impl FlowField {
         }
         Heightmap::from_cells(self.width, self.height, area.iter().map(|&a| a as f32).collect())
     }
+}
+
+/// A distance between cell centres the flow's lengths and slopes can use:
+/// finite and in `(0, 1e15]`, as [`AnalysisOptions::cell_size`](super::AnalysisOptions::cell_size).
+fn check_cell_size(cell_size: f32) -> Result<(), ParamError> {
+    check_above(cell_size, 0.0, 1e15, "cell_size", "in (0, 1e15]")
 }

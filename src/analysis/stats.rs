@@ -236,7 +236,7 @@ impl Drainage {
         map: &Grid<S>,
         options: &AnalysisOptions,
         sea: &(impl Fn(usize) -> bool + Sync),
-    ) -> Result<Self, GridError> {
+    ) -> Result<Self, Error> {
         let (w, h) = (map.width(), map.height());
         let (flat, epsilon) = both_fills(&map.view(), sea);
         let flat = Heightmap::from_cells(w, h, flat?)?;
@@ -300,8 +300,14 @@ fn exceedance(
 
 /// Single-cell pits of `map`: interior cells strictly lower than all 8
 /// neighbours. Returns `(pits, interior cells)`.
-pub fn count_pits<S: AsRef<[f32]>>(map: &Grid<S>) -> (u64, u64) {
-    pits_on(map, |_| false)
+///
+/// # Errors
+/// [`GridError::NonFinite`] for the first NaN or infinite cell (a NaN
+/// compares as neither higher nor lower: it would be no pit, and keep its
+/// neighbours from being ones).
+pub fn count_pits<S: AsRef<[f32]>>(map: &Grid<S>) -> Result<(u64, u64), GridError> {
+    map.check_finite()?;
+    Ok(pits_on(map, |_| false))
 }
 
 /// [`count_pits`] over the interior cells `sea` does not mark.
