@@ -220,8 +220,14 @@ impl FlowField {
     }
 }
 
-/// A distance between cell centres the flow's lengths and slopes can use:
-/// finite and in `(0, 1e15]`, as [`AnalysisOptions::cell_size`](super::AnalysisOptions::cell_size).
+/// A distance between cell centres the flow's lengths and slopes can use
+/// (here and as [`AnalysisOptions::cell_size`](super::AnalysisOptions::cell_size)):
+/// finite and in `(0, 1e15]`, else the error names `field`.
+pub(super) fn check_cell_size_of(cell_size: f32, field: &'static str) -> Result<(), ParamError> {
+    check_above(cell_size, 0.0, 1e15, field, "in (0, 1e15]")
+}
+
+/// [`check_cell_size_of`] for the argument `cell_size`.
 fn check_cell_size(cell_size: f32) -> Result<(), ParamError> {
-    check_above(cell_size, 0.0, 1e15, "cell_size", "in (0, 1e15]")
+    check_cell_size_of(cell_size, "cell_size")
 }

@@ -4,9 +4,9 @@ use alloc::vec::Vec;
 
 use super::fill::{Fill, flood};
 use super::fit::{PowerLawFit, log10};
-use super::flow::{FlowField, NO_RECEIVER};
+use super::flow::{FlowField, NO_RECEIVER, check_cell_size_of};
 use super::{for_each_neighbour, on_border};
-use crate::error::{Error, GridError, ParamError, check, check_above, check_range};
+use crate::error::{Error, GridError, ParamError, check, check_range};
 use crate::grid::{Grid, GridRef, Heightmap};
 
 /// What [`TerrainStats::measure`] measures over. Areas are in cells.
@@ -64,7 +64,7 @@ impl AnalysisOptions {
     /// A [`ParamError`] naming the first field out of range (a NaN is out of
     /// every range; a NaN `sea_level` is no sea, as documented).
     pub fn validate(&self) -> Result<(), ParamError> {
-        check_above(self.cell_size, 0.0, 1e15, "analysis.cell_size", "in (0, 1e15]")?;
+        check_cell_size_of(self.cell_size, "analysis.cell_size")?;
         let positive = |v: f64| v > 0.0 && v <= 1e30;
         check(positive(self.channel_area), "analysis.channel_area", "in (0, 1e30]")?;
         let fraction = |v: f64| v > 0.0 && v <= 1.0;
