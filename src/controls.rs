@@ -127,7 +127,6 @@ impl<'a> Gate<'a> {
 
     /// This gate's cells of `zone` (on a map `width` cells a row), copied for
     /// a tile's turn; [`ZoneGate::gate`] reads them.
-    #[cfg(feature = "parallel")]
     pub(crate) fn copy_zone(&self, zone: &crate::tiles::Zone, width: usize) -> ZoneGate {
         let copy = |cells: &[f32]| zone.copy_in(cells, width);
         ZoneGate { active: self.active.map(copy), erodibility: self.erodibility.map(copy) }
@@ -140,7 +139,6 @@ impl<'a> Gate<'a> {
     }
 
     /// Whether the gate has an active mask (cells a droplet may not enter).
-    #[cfg(feature = "parallel")]
     #[inline(always)]
     pub(crate) fn masks(&self) -> bool {
         self.active.is_some()
@@ -215,13 +213,11 @@ impl<'a> Gate<'a> {
 }
 
 /// A gate's cells of one tile's zone (see [`Gate::copy_zone`]).
-#[cfg(feature = "parallel")]
 pub(crate) struct ZoneGate {
     active: Option<Vec<f32>>,
     erodibility: Option<Vec<f32>>,
 }
 
-#[cfg(feature = "parallel")]
 impl ZoneGate {
     /// The gate over the zone's cells.
     pub(crate) fn gate(&self) -> Gate<'_> {
@@ -231,7 +227,6 @@ impl ZoneGate {
 
 /// Up to `count` droplet starts for a tiled sweep (see [`draw_start`]): fewer
 /// only when no droplet can start (the controls' rain falls nowhere).
-#[cfg(feature = "parallel")]
 pub(crate) fn sweep_starts<'r, R: Rng + ?Sized>(
     starts: Option<&'r Starts>,
     rng: &'r mut R,

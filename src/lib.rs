@@ -168,7 +168,6 @@ mod simulator;
 mod snowball;
 mod terrain;
 mod thermal;
-#[cfg(feature = "parallel")]
 mod tiles;
 mod transfer;
 mod window;

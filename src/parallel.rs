@@ -18,10 +18,11 @@ use crate::normal::NormalSampler;
 use crate::params::ErosionParams;
 use crate::physical::{Physical, landscape_tiled, tiled};
 use crate::progress::{Progress, Silent, Ticker};
+use crate::random::stream_seed;
 use crate::report::ErosionReport;
 use crate::simulator::{Mode, RunOptions, Simulator};
 use crate::snowball::{Snowball, SnowballParams};
-use crate::tiles;
+use crate::tiles::{self, Turns};
 
 /// How a [`Parallel`] run shares a [`Physical`] run's droplets between threads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -81,8 +82,8 @@ impl Default for ParallelParams {
     fn default() -> Self {
         Self {
             layout: Layout::Tiles,
-            tile_size: 64,
-            sweep_size: 32_768,
+            tile_size: tiles::TILE,
+            sweep_size: tiles::SWEEP,
             batch_size: 4096,
             batches_per_round: 2,
         }
@@ -428,7 +429,11 @@ impl Parallel {
         let base = *physical.params();
         let mut ticker = Ticker::new(progress, u64::from(base.droplets));
         let eight_facet = Physical::new(base)?;
-        let tiling = (self.params.tile_size as usize, u64::from(self.params.sweep_size));
+        let tiling = landscape_tiled::Tiling {
+            tile: self.params.tile_size as usize,
+            sweep: u64::from(self.params.sweep_size),
+            at: Turns::Pool,
+        };
         let report = landscape_tiled::run(
             &eight_facet,
             channels,
@@ -723,18 +728,4 @@ fn add_changes(cells: &mut [f32], frozen: &[f32], copy: &[f32], mut remainder: f
         }
     }
     remainder
-}
-
-/// The seed of batch `index`'s stream: SplitMix64 finalisers over the run's
-/// seed and the index, so neighbouring batches get unrelated streams.
-fn stream_seed(seed: u64, index: u64) -> u64 {
-    splitmix64(seed ^ splitmix64(index.wrapping_add(0x9E37_79B9_7F4A_7C15)))
-}
-
-/// SplitMix64's output function.
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }

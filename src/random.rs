@@ -10,3 +10,18 @@ use rand_core::Rng;
 pub(crate) fn unit_f32<R: Rng + ?Sized>(rng: &mut R) -> f32 {
     (rng.next_u64() >> 40) as f32 * (1.0 / 16_777_216.0)
 }
+
+/// The seed of batch, sweep or round `index`'s stream in a tiled or batched
+/// run: SplitMix64 finalisers over the run's seed and the index, so
+/// neighbouring batches get unrelated streams.
+pub(crate) fn stream_seed(seed: u64, index: u64) -> u64 {
+    splitmix64(seed ^ splitmix64(index.wrapping_add(0x9E37_79B9_7F4A_7C15)))
+}
+
+/// SplitMix64's output function.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}

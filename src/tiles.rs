@@ -11,10 +11,13 @@
 //! travellers a tile gets, and in what order, depends only on the layout and on
 //! the turns' results, never on the threads.
 
+#[cfg(feature = "parallel")]
 extern crate std;
 
 use alloc::vec::Vec;
+#[cfg(feature = "parallel")]
 use core::sync::atomic::{AtomicUsize, Ordering};
+#[cfg(feature = "parallel")]
 use std::sync::{Mutex, OnceLock};
 
 use glam::Vec2;
@@ -69,6 +72,7 @@ impl Zone {
     /// Whether a traveller at `p`, in **map** coordinates, that reads `r`
     /// cells (a whole number) around its cell reads only inside the zone (as
     /// [`Reach::holds_within`] in zone coordinates, without converting).
+    #[cfg(feature = "parallel")]
     pub(crate) fn holds_map(&self, p: Vec2, r: f32) -> bool {
         let (x0, y0) = (self.x0 as f32, self.y0 as f32);
         let [low_x, high_x, low_y, high_y] = self.reach.edge;
@@ -172,6 +176,21 @@ impl Layout {
         ax.abs_diff(bx) <= 1 && ay.abs_diff(by) <= 1
     }
 
+    /// Tile `t`'s queue for its turn in a sweep: its `waiting` travellers,
+    /// then those each of its lower neighbours `n` passed to it (`passed(n)`,
+    /// in colour, then tile order).
+    fn queue<'a, T: Traveller + 'a>(
+        &self,
+        t: usize,
+        mut waiting: Vec<T>,
+        passed: impl Fn(usize) -> &'a [T],
+    ) -> Vec<T> {
+        for &n in &self.lower[t] {
+            waiting.extend(passed(n).iter().filter(|w| self.tile_of(w.position()) == t).cloned());
+        }
+        waiting
+    }
+
     pub(crate) fn colour(&self, t: usize) -> usize {
         (t % self.columns) % 2 + 2 * ((t / self.columns) % 2)
     }
@@ -263,6 +282,81 @@ impl<T, R: Default> Default for Turn<T, R> {
     }
 }
 
+/// The default side of a tile in cells (`ParallelParams::tile_size`, and
+/// the landscape kernel's [`Mode::Fast`](crate::Mode::Fast)).
+pub(crate) const TILE: u32 = 64;
+
+/// The default droplets started per sweep (`ParallelParams::sweep_size`, and
+/// the landscape kernel's [`Mode::Fast`](crate::Mode::Fast)).
+pub(crate) const SWEEP: u32 = 32_768;
+
+/// Where a tiled run's turns run: the results are the same bits either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Turns {
+    /// One after another on the calling thread ([`sweep_here`]).
+    Here,
+    /// On the current rayon pool ([`sweep`]).
+    #[cfg(feature = "parallel")]
+    Pool,
+}
+
+impl Turns {
+    /// One sweep's turns, here or on the pool (see [`sweep_here`]).
+    pub(crate) fn sweep<M, T, R, F>(
+        self,
+        layout: &Layout,
+        map: &mut M,
+        queues: &mut [Vec<T>],
+        turn: &F,
+    ) -> Vec<(usize, Turn<T, R>)>
+    where
+        M: Zoned + ?Sized,
+        T: Traveller,
+        R: Default + Send + Sync,
+        F: Fn(&mut M::Copy, Zone, &[T]) -> Turn<T, R> + Sync,
+    {
+        match self {
+            Turns::Here => sweep_here(layout, map, queues, turn),
+            #[cfg(feature = "parallel")]
+            Turns::Pool => sweep(layout, map, queues, turn),
+        }
+    }
+}
+
+/// One sweep's turns on the calling thread, each tile once in colour, then
+/// tile order: what [`sweep`] gives on any number of threads (a tile's queue
+/// is its waiting travellers, then those its lower neighbours passed to it,
+/// in colour, then tile order), without a thread pool.
+pub(crate) fn sweep_here<M, T, R, F>(
+    layout: &Layout,
+    map: &mut M,
+    queues: &mut [Vec<T>],
+    turn: &F,
+) -> Vec<(usize, Turn<T, R>)>
+where
+    M: Zoned + ?Sized,
+    T: Traveller,
+    R: Default,
+    F: Fn(&mut M::Copy, Zone, &[T]) -> Turn<T, R>,
+{
+    let mut done: Vec<Option<Turn<T, R>>> = (0..queues.len()).map(|_| None).collect();
+    for &t in &layout.order {
+        let queue = layout.queue(t, core::mem::take(&mut queues[t]), |n| {
+            done[n].as_ref().map(|turn| turn.passed.as_slice()).expect("a lower neighbour's turn came first")
+        });
+        done[t] = Some(if queue.is_empty() {
+            Turn::default()
+        } else {
+            let zone = layout.zone(t);
+            let mut copy = map.copy_in(&zone, layout.width);
+            let turn = turn(&mut copy, zone, &queue);
+            map.copy_out(&zone, layout.width, &copy);
+            turn
+        });
+    }
+    layout.order.iter().map(|&t| (t, done[t].take().expect("every tile had its turn"))).collect()
+}
+
 /// One sweep's turns, each tile once, colour by colour: a tile's turn starts as
 /// soon as its neighbours of lower colours have had theirs (only they overlap
 /// its zone, and only they pass travellers to it in this sweep), so no turn
@@ -270,6 +364,7 @@ impl<T, R: Default> Default for Turn<T, R> {
 /// `queues`, adds those its lower neighbours passed to it (in colour, then
 /// tile order), runs `turn(zone copy, zone, queue)` for each tile with a
 /// non-empty queue, and returns every turn in colour, then tile order.
+#[cfg(feature = "parallel")]
 pub(crate) fn sweep<M, T, R, F>(
     layout: &Layout,
     map: &mut M,
@@ -326,6 +421,7 @@ pub(crate) fn settle<T: Traveller, R>(
     stuck
 }
 
+#[cfg(feature = "parallel")]
 /// What the turns of a sweep share.
 struct Sweep<'a, M: Zoned + ?Sized, T, R, F> {
     layout: &'a Layout,
@@ -340,14 +436,17 @@ struct Sweep<'a, M: Zoned + ?Sized, T, R, F> {
     turn: &'a F,
 }
 
+#[cfg(feature = "parallel")]
 impl<M: Zoned + ?Sized, T, R, F> Clone for Sweep<'_, M, T, R, F> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
+#[cfg(feature = "parallel")]
 impl<M: Zoned + ?Sized, T, R, F> Copy for Sweep<'_, M, T, R, F> {}
 
+#[cfg(feature = "parallel")]
 impl<M, T, R, F> Sweep<'_, M, T, R, F>
 where
     M: Zoned + ?Sized,
@@ -360,11 +459,10 @@ where
         Self: 's,
     {
         let layout = self.layout;
-        let mut queue = core::mem::take(&mut *lock(&self.waiting[t]));
-        for &n in &layout.lower[t] {
-            let passed = &self.done[n].get().expect("a lower neighbour's turn ended").passed;
-            queue.extend(passed.iter().filter(|w| layout.tile_of(w.position()) == t).cloned());
-        }
+        let waiting = core::mem::take(&mut *lock(&self.waiting[t]));
+        let queue = layout.queue(t, waiting, |n| {
+            self.done[n].get().map(|turn| turn.passed.as_slice()).expect("a lower neighbour's turn ended")
+        });
         let zone = layout.zone(t);
         let turn = if queue.is_empty() {
             Turn::default()
@@ -387,6 +485,7 @@ where
 }
 
 /// Locks `m`; a turn that panicked poisons nothing this code relies on.
+#[cfg(feature = "parallel")]
 fn lock<T: ?Sized>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

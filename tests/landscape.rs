@@ -46,10 +46,10 @@ fn landscape_runs_balance_in_every_mode() {
 }
 
 #[test]
-fn landscape_runs_are_deterministic_and_fast_is_sequential() {
+fn landscape_runs_are_deterministic_in_every_mode() {
     let before = fbm_terrain(64, 64, 7).unwrap();
     let mut outputs = Vec::new();
-    for mode in [Mode::Sequential, Mode::Lockstep] {
+    for mode in MODES {
         let (mut a, mut b) = (before.clone(), before.clone());
         run(preset(8_000), &mut a, 3, mode);
         run(preset(8_000), &mut b, 3, mode);
@@ -59,12 +59,52 @@ fn landscape_runs_are_deterministic_and_fast_is_sequential() {
         assert_ne!(a.cells(), c.cells(), "{mode:?}: another seed, other droplets");
         outputs.push(a);
     }
-    // Fast is sequential for the landscape kernel; lockstep takes the same
-    // droplets in another order.
-    let mut fast = before.clone();
-    run(preset(8_000), &mut fast, 3, Mode::Fast);
-    assert_eq!(fast.cells(), outputs[0].cells());
+    // Three orders of the droplets: one after another, interleaved, in tiles.
     assert_ne!(outputs[0].cells(), outputs[1].cells());
+    assert_ne!(outputs[0].cells(), outputs[2].cells());
+    assert_ne!(outputs[1].cells(), outputs[2].cells());
+}
+
+/// `Mode::Fast` runs the landscape kernel in `ParallelParams::default()`'s tiles on
+/// the calling thread: the bits of a `Parallel` run on any number of threads.
+#[cfg(feature = "parallel")]
+#[test]
+fn fast_is_the_parallel_tiles_on_one_thread() {
+    use hydraulic_erosion::{Parallel, ParallelParams};
+    let before = fbm_terrain(150, 130, 4).unwrap();
+    let mut fast = before.clone();
+    let report = run(preset(30_000), &mut fast, 5, Mode::Fast);
+    assert!(MassBalance::of_run(&before, &fast, &report).is_conserved());
+    for threads in [1, 2, 3] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let mut map = before.clone();
+        let mut physical = Physical::new(preset(30_000)).unwrap();
+        let mut rng = Xoshiro256StarStar::seed_from_u64(5);
+        let tiled = pool.install(|| {
+            Parallel::new(ParallelParams::default()).unwrap().run(&mut physical, &mut map, &mut rng)
+        });
+        let tiled = tiled.unwrap();
+        assert_eq!(map.cells(), fast.cells(), "{threads} threads");
+        assert_eq!(tiled, report, "{threads} threads");
+    }
+}
+
+/// Other samplers carry per-droplet state the tiles do not: `Mode::Fast`
+/// runs them one droplet after another, as `Mode::Sequential`.
+#[test]
+fn fast_is_sequential_for_samplers_without_tiles() {
+    use hydraulic_erosion::CentralDifference;
+    let before = fbm_terrain(64, 64, 7).unwrap();
+    let mut maps = Vec::new();
+    for mode in [Mode::Fast, Mode::Sequential] {
+        let mut map = before.clone();
+        let mut physical = Physical::with_sampler(preset(4_000), CentralDifference).unwrap();
+        let mut rng = Xoshiro256StarStar::seed_from_u64(2);
+        physical.run_with(map.view_mut(), &mut rng, RunOptions::default().with_mode(mode)).unwrap();
+        maps.push(map);
+    }
+    assert_eq!(maps[0].cells(), maps[1].cells());
+    assert_ne!(maps[0].cells(), before.cells());
 }
 
 #[test]

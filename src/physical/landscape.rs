@@ -99,7 +99,6 @@ pub(super) struct FlowMaps {
 impl FlowMaps {
     /// A tile's view for a turn: `cells`, a zone copy of the whole map's
     /// cells, no refreshes.
-    #[cfg(feature = "parallel")]
     pub(super) fn zone(c: Channels, cells: Vec<FlowCell>) -> Self {
         let mut view = Self::new(c, 0).expect("no cells to allocate");
         view.cells = cells;
@@ -108,13 +107,11 @@ impl FlowMaps {
     }
 
     /// A zone view's cells, handed back at the end of its turn.
-    #[cfg(feature = "parallel")]
     pub(super) fn into_cells(self) -> Vec<FlowCell> {
         self.cells
     }
 
     /// The whole map's cells (see [`zone`](Self::zone)).
-    #[cfg(feature = "parallel")]
     pub(super) fn cells_mut(&mut self) -> &mut [FlowCell] {
         &mut self.cells
     }

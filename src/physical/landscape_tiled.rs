@@ -24,7 +24,7 @@ use crate::layers::Track;
 use crate::normal::EightFacet;
 use crate::progress::{Progress, Ticker};
 use crate::report::ErosionReport;
-use crate::tiles::{self, Layout, Traveller, Turn, WithTracks, Zone, Zoned};
+use crate::tiles::{self, Layout, Traveller, Turn, Turns, WithTracks, Zone, Zoned};
 
 /// What every turn of a run shares.
 #[derive(Clone, Copy, Debug)]
@@ -70,8 +70,19 @@ impl Zoned for ZoneLayers<'_> {
     }
 }
 
+/// How a landscape run is tiled, and where its turns run.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tiling {
+    /// The side of a tile, in cells.
+    pub(crate) tile: usize,
+    /// Droplets started per sweep (at most [`sweep_cap`] of them).
+    pub(crate) sweep: u64,
+    pub(crate) at: Turns,
+}
+
 /// Runs `physical`'s droplets through the landscape kernel on `map`, tile by
-/// tile on the current rayon pool: `sweep` new droplets per sweep (at most
+/// tile, `at` the calling thread or on the current rayon pool (the same
+/// bits): `sweep` new droplets per sweep (at most
 /// [`sweep_cap`] of them) from a
 /// `Xoshiro256StarStar` seeded with `stream(sweep index)`, a turn of each
 /// colour, then one refresh of the maps for every `refresh` droplets ended so
@@ -84,7 +95,7 @@ pub(crate) fn run<St, P>(
     physical: &Physical<EightFacet>,
     channels: Channels,
     map: &mut Grid<St>,
-    (tile, sweep): (usize, u64),
+    Tiling { tile, sweep, at }: Tiling,
     ticker: &mut Ticker<'_, P>,
     stream: impl Fn(u64) -> u64,
     Extras { mut tracks, gate, starts }: Extras<'_>,
@@ -115,7 +126,7 @@ where
     loop {
         if ticker.should_stop(report.droplets) {
             let in_flight = queues.iter_mut().flat_map(|q| q.drain(..)).map(|w| w.droplet);
-            report.merge(&super::tiled::stop_in_flight(map, k, gate, in_flight));
+            report.merge(&super::stop_in_flight(map, k, gate, in_flight));
             report.cancelled = true;
             finish(&rules, &before, map, &mut report, remainder);
             return Ok(report);
@@ -138,12 +149,10 @@ where
         let ended = report.droplets;
         let mut layers = ZoneLayers { heights: map.cells_mut(), flow: flow.cells_mut() };
         let mut zoned = WithTracks { map: &mut layers, tracks: tracks.as_deref_mut() };
-        let turns = tiles::sweep(
-            &layout,
-            &mut zoned,
-            &mut queues,
-            &|copy: &mut ZoneCopy, zone, queue: &[Waiting]| turn(&rules, copy, zone, queue),
-        );
+        let turns =
+            at.sweep(&layout, &mut zoned, &mut queues, &|copy: &mut ZoneCopy, zone, queue: &[Waiting]| {
+                turn(&rules, copy, zone, queue)
+            });
         let stuck = tiles::settle(&layout, turns, &mut queues, |(r, left)| {
             report.merge(&r);
             remainder += left;

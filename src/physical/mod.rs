@@ -15,13 +15,14 @@ use crate::math;
 use crate::normal::{EightFacet, NormalSampler};
 use crate::params::ErosionParams;
 use crate::progress::{Progress, Silent, Ticker};
+use crate::random;
 use crate::report::ErosionReport;
 use crate::simulator::{Mode, RunOptions, Simulator};
+use crate::tiles::{self, Turns};
 use crate::transfer::{self, no_overshoot, pit_safe};
 use simd::Isa;
 
 mod landscape;
-#[cfg(feature = "parallel")]
 pub(crate) mod landscape_tiled;
 mod lockstep;
 mod pits;
@@ -238,6 +239,40 @@ impl<S: NormalSampler + Clone> Physical<S> {
         }
     }
 
+    /// [`Mode::Fast`] for the landscape kernel with the 8-facet sampler: its
+    /// tiles (of [`tiles::TILE`] cells, [`tiles::SWEEP`] droplets a sweep)
+    /// one turn after another on the calling thread, the streams seeded by
+    /// one `u64` drawn from `rng`: the bits `Parallel` with `ParallelParams::default()` gives on
+    /// any number of threads. Each turn works on a copy of its zone, which
+    /// stays in cache: 27 % faster than one droplet after another on the
+    /// whole map at 512² (fBm, Zen 3; docs/performance.md).
+    fn run_landscape_tiles<St, P>(
+        &self,
+        channels: Channels,
+        map: &mut Grid<St>,
+        rng: &mut dyn Rng,
+        progress: &mut P,
+        extras: Extras<'_>,
+    ) -> Result<ErosionReport, GridError>
+    where
+        St: AsRef<[f32]> + AsMut<[f32]>,
+        P: Progress + ?Sized,
+    {
+        let seed = rng.next_u64();
+        map.check_finite()?;
+        let mut ticker = Ticker::new(progress, u64::from(self.params.droplets));
+        let eight_facet = Physical { params: self.params, sampler: EightFacet, k: self.k };
+        let tiling = landscape_tiled::Tiling {
+            tile: tiles::TILE as usize,
+            sweep: u64::from(tiles::SWEEP),
+            at: Turns::Here,
+        };
+        let stream = |round| random::stream_seed(seed, round);
+        let report = landscape_tiled::run(&eight_facet, channels, map, tiling, &mut ticker, stream, extras)?;
+        ticker.finish(report.droplets);
+        Ok(report)
+    }
+
     /// The frame of every run: checks the map, runs `body` on an eroder over it
     /// (unless the map is too small to simulate), flushes the rounding carry and
     /// sends the last progress report.
@@ -358,11 +393,15 @@ impl<S: NormalSampler + Clone> Simulator for Physical<S> {
                 let extras = Extras { tracks, gate: Gate::of(&controls), starts: Some(&starts) };
                 Ok(match mode {
                     Mode::Sequential => self.run_sequential(map, rng, progress, extras),
-                    // The landscape kernel's interleaved order gains nothing (its maps,
-                    // not its arithmetic, bound it).
-                    Mode::Fast if self.params.channels.is_some() => {
-                        self.run_sequential(map, rng, progress, extras)
-                    }
+                    Mode::Fast if self.params.channels.is_some() => match self.params.channels {
+                        Some(channels) if self.sampler.lane_kernel().is_some() => {
+                            self.run_landscape_tiles(channels, map, rng, progress, extras)
+                        }
+                        // The tiles carry no per-droplet sampler state; the
+                        // interleaved order gains nothing (the kernel's maps,
+                        // not its arithmetic, bound it).
+                        _ => self.run_sequential(map, rng, progress, extras),
+                    },
                     _ => self.run_lockstep(map, rng, progress, extras),
                 }?)
             },
@@ -874,4 +913,24 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
             self.deposit(best, 0.0);
         }
     }
+}
+
+/// A cancelled tiled run's end: every droplet still in flight puts its load
+/// down where it stands, on the whole map.
+fn stop_in_flight<St>(
+    map: &mut Grid<St>,
+    k: Constants,
+    gate: Gate<'_>,
+    droplets: impl Iterator<Item = Droplet>,
+) -> ErosionReport
+where
+    St: AsRef<[f32]> + AsMut<[f32]>,
+{
+    let mut eroder =
+        Eroder::new(map.view_mut(), k, EightFacet).with_extras(Extras { gate, ..Extras::default() });
+    for mut d in droplets {
+        eroder.settle(&mut d, Fate::Stopped);
+    }
+    eroder.flush_anywhere();
+    eroder.report
 }

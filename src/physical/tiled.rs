@@ -11,9 +11,9 @@ use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256StarStar;
 
 use super::lockstep::Feed;
-use super::{Constants, Eroder, Extras, Physical, Refused, Walk};
+use super::{Eroder, Extras, Physical, Refused, Walk};
 use crate::controls::{self, Gate};
-use crate::droplet::{Droplet, Fate};
+use crate::droplet::Droplet;
 use crate::grid::Grid;
 use crate::layers::Track;
 use crate::normal::EightFacet;
@@ -98,7 +98,7 @@ where
     loop {
         if ticker.should_stop(report.droplets) {
             let in_flight = queues.iter_mut().flat_map(|q| q.drain(..)).map(|w| w.droplet);
-            report.merge(&stop_in_flight(map, k, gate, in_flight));
+            report.merge(&super::stop_in_flight(map, k, gate, in_flight));
             place(map, &mut report, remainder);
             report.cancelled = true;
             return report;
@@ -163,26 +163,6 @@ where
             report.merge(&eroder.report);
         }
     }
-}
-
-/// A cancelled tiled run's end: every droplet still in flight puts its load
-/// down where it stands, on the whole map.
-pub(super) fn stop_in_flight<St>(
-    map: &mut Grid<St>,
-    k: Constants,
-    gate: Gate<'_>,
-    droplets: impl Iterator<Item = Droplet>,
-) -> ErosionReport
-where
-    St: AsRef<[f32]> + AsMut<[f32]>,
-{
-    let mut eroder =
-        Eroder::new(map.view_mut(), k, EightFacet).with_extras(Extras { gate, ..Extras::default() });
-    for mut d in droplets {
-        eroder.settle(&mut d, Fate::Stopped);
-    }
-    eroder.flush_anywhere();
-    eroder.report
 }
 
 /// One tile's turn: runs `queue` in order on `cells`, a copy of its zone, and
