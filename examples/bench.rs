@@ -55,8 +55,8 @@ use std::time::Instant;
 
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{
-    Channels, ErosionParams, Heightmap, Hydrology, HydrologyParams, Layers, MassBalance, Physical, Snowball,
-    SnowballParams, fbm_terrain, island_terrain,
+    Channels, Drain, ErosionParams, Heightmap, Hydrology, HydrologyParams, Layers, MassBalance, Physical,
+    Snowball, SnowballParams, fbm_terrain, island_terrain,
 };
 use hydraulic_erosion::{Mode, RunOptions, Simulator};
 use rand_xoshiro::Xoshiro256StarStar;
@@ -220,6 +220,10 @@ fn override_field(mut p: ErosionParams, set: &str) -> Result<ErosionParams, Stri
         "channels.brush_radius" => c.brush_radius = v,
         "channels.settle_pits" => c.settle_pits = v != 0.0,
         "channels.sea_level" => c.sea_level = Some(v),
+        // Any of these turns the rain in rounds on, the rest at their defaults.
+        "channels.drain.closed" => c.drain = Some(Drain { closed: v, ..c.drain.unwrap_or_default() }),
+        "channels.drain.round" => c.drain = Some(Drain { round: v, ..c.drain.unwrap_or_default() }),
+        "channels.drain.most" => c.drain = Some(Drain { most: v, ..c.drain.unwrap_or_default() }),
         // Hydrology's own, read by `override_hydrology`.
         other if other.starts_with("hydrology.") => {}
         other => return Err(format!("--set: unknown field {other}")),

@@ -174,7 +174,7 @@ mod window;
 
 pub use balance::MassBalance;
 pub use blur::{BlurParams, BlurReport, blur};
-pub use channels::Channels;
+pub use channels::{Channels, Drain};
 pub use controls::Controls;
 pub use droplet::{Droplet, Fate};
 pub use error::{Error, GridError, ParamError};

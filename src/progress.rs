@@ -80,6 +80,11 @@ impl<'p, P: Progress + ?Sized> Ticker<'p, P> {
         self.progress.update(done, self.total) == Control::Stop
     }
 
+    /// `more` droplets beyond the total (a landscape run's extra rain).
+    pub(crate) fn extend(&mut self, more: u64) {
+        self.total = self.total.saturating_add(more);
+    }
+
     /// The final report (`done` droplets of `total`).
     pub(crate) fn finish(&mut self, done: u64) {
         // The run is over either way; a late Stop changes nothing.

@@ -45,6 +45,25 @@ fn cell_size_needs_a_model_with_world_units_and_a_valid_size() {
 }
 
 #[test]
+fn drain_needs_the_landscape_preset() {
+    for args in [
+        &["--model", "snowball", "--drain"][..],
+        &["--model", "hydrology", "--drain"],
+        &["--preset", "seeds", "--drain"],
+    ] {
+        let out = tool(args);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--drain needs"), "{args:?}");
+    }
+    let dir = std::env::temp_dir().join(format!("he-cli-drain-{}", std::process::id()));
+    let dir = dir.to_str().unwrap();
+    let out = tool(&["--size", "48", "--drain", "--out-dir", dir]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("conserved"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn sea_level_needs_the_landscape_preset_or_hydrology_and_a_finite_height() {
     for args in [["--model", "snowball", "--sea-level", "0.1"], ["--preset", "seeds", "--sea-level", "0.1"]] {
         let out = tool(&args);

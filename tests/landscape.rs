@@ -5,7 +5,8 @@
 use hydraulic_erosion::analysis::count_pits;
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{
-    Channels, ErosionParams, Fate, Heightmap, MassBalance, Mode, Physical, RunOptions, Simulator, fbm_terrain,
+    Channels, Drain, ErosionParams, Fate, Heightmap, MassBalance, Mode, Physical, RunOptions, Simulator,
+    fbm_terrain,
 };
 use rand_xoshiro::Xoshiro256StarStar;
 
@@ -72,20 +73,22 @@ fn landscape_runs_are_deterministic_in_every_mode() {
 fn fast_is_the_parallel_tiles_on_one_thread() {
     use hydraulic_erosion::{Parallel, ParallelParams};
     let before = fbm_terrain(150, 130, 4).unwrap();
-    let mut fast = before.clone();
-    let report = run(preset(30_000), &mut fast, 5, Mode::Fast);
-    assert!(MassBalance::of_run(&before, &fast, &report).is_conserved());
-    for threads in [1, 2, 3] {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        let mut map = before.clone();
-        let mut physical = Physical::new(preset(30_000)).unwrap();
-        let mut rng = Xoshiro256StarStar::seed_from_u64(5);
-        let tiled = pool.install(|| {
-            Parallel::new(ParallelParams::default()).unwrap().run(&mut physical, &mut map, &mut rng)
-        });
-        let tiled = tiled.unwrap();
-        assert_eq!(map.cells(), fast.cells(), "{threads} threads");
-        assert_eq!(tiled, report, "{threads} threads");
+    // Without and with rain in rounds (two extra rounds of 9 750).
+    for (params, droplets) in [(preset(30_000), 30_000), (draining(30_000, 0.0), 30_000 + 2 * 9_750)] {
+        let mut fast = before.clone();
+        let report = run(params, &mut fast, 5, Mode::Fast);
+        assert_eq!(report.droplets, droplets);
+        assert!(MassBalance::of_run(&before, &fast, &report).is_conserved());
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let mut map = before.clone();
+            let mut physical = Physical::new(params).unwrap();
+            let mut rng = Xoshiro256StarStar::seed_from_u64(5);
+            let parallel = Parallel::new(ParallelParams::default()).unwrap();
+            let tiled = pool.install(|| parallel.run(&mut physical, &mut map, &mut rng)).unwrap();
+            assert_eq!(map.cells(), fast.cells(), "{threads} threads");
+            assert_eq!(tiled, report, "{threads} threads");
+        }
     }
 }
 
@@ -257,7 +260,8 @@ fn the_preset_leaves_no_pits_on_a_smooth_dome() {
 
 #[test]
 fn out_of_range_channel_fields_are_typed_errors() {
-    let cases: [(Channels, &str); 14] = [
+    let drain = |d: Drain| Channels { drain: Some(d), ..Channels::default() };
+    let cases: [(Channels, &str); 20] = [
         (Channels { capacity: -1.0, ..Channels::default() }, "channels.capacity"),
         (Channels { discharge_gain: f32::NAN, ..Channels::default() }, "channels.discharge_gain"),
         (Channels { channel_area: 0.0, ..Channels::default() }, "channels.channel_area"),
@@ -272,6 +276,12 @@ fn out_of_range_channel_fields_are_typed_errors() {
         (Channels { brush_radius: 9.0, ..Channels::default() }, "channels.brush_radius"),
         (Channels { sea_level: Some(f32::NAN), ..Channels::default() }, "channels.sea_level"),
         (Channels { sea_level: Some(f32::NEG_INFINITY), ..Channels::default() }, "channels.sea_level"),
+        (drain(Drain { closed: -0.1, ..Drain::default() }), "channels.drain.closed"),
+        (drain(Drain { closed: f32::NAN, ..Drain::default() }), "channels.drain.closed"),
+        (drain(Drain { round: 0.04, ..Drain::default() }), "channels.drain.round"),
+        (drain(Drain { round: f32::INFINITY, ..Drain::default() }), "channels.drain.round"),
+        (drain(Drain { most: -1.0, ..Drain::default() }), "channels.drain.most"),
+        (drain(Drain { most: f32::NAN, ..Drain::default() }), "channels.drain.most"),
     ];
     for (channels, field) in cases {
         assert_eq!(channels.validate().unwrap_err().field(), field);
@@ -279,7 +289,73 @@ fn out_of_range_channel_fields_are_typed_errors() {
         assert_eq!(Physical::new(params).unwrap_err().field(), field);
     }
     assert!(Channels::default().validate().is_ok());
+    assert!(drain(Drain::default()).validate().is_ok());
+    assert!(drain(Drain { closed: 0.0, round: 1e6, most: 0.0 }).validate().is_ok());
+    assert!(drain(Drain { closed: 1.0, round: 0.05, most: 1e6 }).validate().is_ok());
     assert!(ErosionParams::landscape().validate().is_ok());
+}
+
+/// The preset with rain in rounds: `closed` 0 (any closed cell asks for
+/// more) and rounds of half a droplet a cell, one droplet a cell in all.
+fn draining(droplets: u32, closed: f32) -> ErosionParams {
+    let drain = Drain { closed, round: 0.5, most: 1.0 };
+    ErosionParams {
+        channels: Some(Channels { drain: Some(drain), ..Channels::default() }),
+        ..preset(droplets)
+    }
+}
+
+#[test]
+fn rain_in_rounds_runs_until_the_budget_in_every_mode() {
+    // 96 x 80 fBm keeps some closed cell after any rain: two rounds of 3 840
+    // droplets (half a droplet a cell), the budget of one a cell.
+    let before = fbm_terrain(96, 80, 2).unwrap();
+    for mode in MODES {
+        let (mut a, mut b) = (before.clone(), before.clone());
+        let report = run(draining(8_000, 0.0), &mut a, 3, mode);
+        assert_eq!(report.droplets, 8_000 + 2 * 3_840, "{mode:?}");
+        assert!(MassBalance::of_run(&before, &a, &report).is_conserved(), "{mode:?}");
+        assert_eq!(run(draining(8_000, 0.0), &mut b, 3, mode), report, "{mode:?}");
+        assert_eq!(a.cells(), b.cells(), "{mode:?}: the same bits");
+        // A share every map meets takes no extra round: the bits of no drain.
+        let (mut c, mut d) = (before.clone(), before.clone());
+        let once = run(draining(8_000, 1.0), &mut c, 3, mode);
+        assert_eq!(once.droplets, 8_000, "{mode:?}");
+        assert_eq!(run(preset(8_000), &mut d, 3, mode), once, "{mode:?}");
+        assert_eq!(c.cells(), d.cells(), "{mode:?}");
+    }
+}
+
+#[test]
+fn rain_in_rounds_drains_a_crater() {
+    // A crater: a bowl 0.3 deep inside a rim, on a slope to the border.
+    let before = Heightmap::from_fn(96, 96, |x, y| {
+        let (dx, dy) = (x as f32 - 47.5, y as f32 - 47.5);
+        let r = (dx * dx + dy * dy).sqrt();
+        let rim = 0.3 * (-(r - 20.0) * (r - 20.0) / 40.0).exp();
+        0.5 - r / 200.0 + rim + 0.002 * ((x * 7 + y * 13) % 11) as f32
+    })
+    .unwrap();
+    let share = |map: &Heightmap| {
+        let depth =
+            hydraulic_erosion::analysis::fill_depressions(map, hydraulic_erosion::analysis::Fill::Flat)
+                .unwrap()
+                .depth;
+        depth.cells().iter().filter(|&&d| d > 0.0).count() as f64 / map.len() as f64
+    };
+    assert!(share(&before) > 0.1, "the crater is closed: {}", share(&before));
+    let drain = Drain { closed: 0.02, round: 1.0, most: 12.0 };
+    let params = ErosionParams {
+        channels: Some(Channels { drain: Some(drain), ..Channels::default() }),
+        ..preset(9_216)
+    };
+    let (mut once, mut drained) = (before.clone(), before.clone());
+    run(preset(9_216), &mut once, 1, Mode::Fast);
+    let report = run(params, &mut drained, 1, Mode::Fast);
+    assert!(MassBalance::of_run(&before, &drained, &report).is_conserved());
+    assert!(report.droplets > 9_216 && report.droplets <= 9_216 * 13, "{}", report.droplets);
+    assert!(share(&once) > 0.05, "one droplet a cell leaves the crater closed: {}", share(&once));
+    assert!(share(&drained) < share(&once) / 2.0, "{} -> {}", share(&once), share(&drained));
 }
 
 #[test]

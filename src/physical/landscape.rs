@@ -603,8 +603,10 @@ pub(super) fn run_sequential<S: NormalSampler + Clone>(
         isa,
         #[inline(always)]
         || {
-            for done in 0..total {
-                if ticker.should_stop(done) {
+            for _ in 0..total {
+                // Counted on the report: a landscape run with extra rain
+                // comes back here for each round.
+                if ticker.should_stop(eroder.report.droplets) {
                     eroder.report.cancelled = true;
                     break;
                 }

@@ -12,6 +12,7 @@ use glam::Vec2;
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256StarStar;
 
+use super::drain::Rounds;
 use super::landscape::{FlowCell, FlowMaps, Walk};
 use super::simd::{self, Isa};
 use super::{Constants, Eroder, Extras, Physical, Refused};
@@ -105,7 +106,7 @@ where
     P: Progress + ?Sized,
 {
     let k = physical.k;
-    let total = u64::from(physical.params.droplets);
+    let mut total = u64::from(physical.params.droplets);
     let (width, height) = (map.width(), map.height());
     let mut report = ErosionReport::default();
     if width < 3 || height < 3 {
@@ -117,6 +118,7 @@ where
     let before = if channels.settle_pits { try_copy(map.cells())? } else { Vec::new() };
     let base_level = map.cells().iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
     let rules = Rules { k, channels, base_level, gate, width };
+    let mut rounds = Rounds::new(&channels, width * height);
     let layout = Layout::new(tile, width, height);
     let mut queues: Vec<Vec<Waiting>> = (0..layout.tiles()).map(|_| Vec::new()).collect();
     let (mut spawned, mut round, mut unrefreshed) = (0u64, 0u64, 0u64);
@@ -142,8 +144,15 @@ where
             // Fewer starts than asked: no droplet can start any more.
             spawned = if drawn < count { total } else { spawned + count };
         } else if queues.iter().all(Vec::is_empty) {
-            finish(&rules, &before, map, &mut report, remainder);
-            return Ok(report);
+            let more = rounds.next(map.cells(), width, height);
+            if more == 0 {
+                finish(&rules, &before, map, &mut report, remainder);
+                return Ok(report);
+            }
+            // More rain: the next sweeps start it.
+            total += more;
+            ticker.extend(more);
+            continue;
         }
         round += 1;
         let ended = report.droplets;

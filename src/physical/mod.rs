@@ -20,8 +20,10 @@ use crate::report::ErosionReport;
 use crate::simulator::{Mode, RunOptions, Simulator};
 use crate::tiles::{self, Turns};
 use crate::transfer::{self, no_overshoot, pit_safe};
+use drain::Rounds;
 use simd::Isa;
 
+mod drain;
 mod landscape;
 pub(crate) mod landscape_tiled;
 mod lockstep;
@@ -307,7 +309,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
         progress: &mut P,
         extras: Extras<'_>,
         channels: Channels,
-        body: impl FnOnce(&mut Eroder<'_, S>, &mut landscape::FlowMaps, u64, &mut Ticker<'_, P>),
+        mut body: impl FnMut(&mut Eroder<'_, S>, &mut landscape::FlowMaps, u64, &mut Ticker<'_, P>),
     ) -> Result<ErosionReport, GridError>
     where
         St: AsRef<[f32]> + AsMut<[f32]>,
@@ -317,8 +319,18 @@ impl<S: NormalSampler + Clone> Physical<S> {
         let mut flow = landscape::FlowMaps::new(channels, map.width() * map.height())?;
         // The map as the run found it: pits it did not make stay.
         let before = if channels.settle_pits { try_copy(map.cells())? } else { alloc::vec::Vec::new() };
+        let (width, height) = (map.width(), map.height());
+        let mut rounds = Rounds::new(&channels, width * height);
         self.drive(map, progress, extras, |eroder, total, ticker| {
             body(eroder, &mut flow, total, ticker);
+            while !eroder.report.cancelled {
+                let more = rounds.next(eroder.cells, width, height);
+                if more == 0 {
+                    break;
+                }
+                ticker.extend(more);
+                body(eroder, &mut flow, more, ticker);
+            }
             if channels.settle_pits {
                 eroder.settle_pits(&before);
             }
