@@ -224,7 +224,8 @@ use rand_xoshiro::Xoshiro256StarStar;
 
 /// Erodes `map` with the [`Physical`] model and the 8-facet sampler, drawing
 /// droplets from `rng`, in the fastest deterministic mode ([`Mode::Fast`]:
-/// [`LOCKSTEP_LANES`] droplets in SIMD lanes).
+/// [`LOCKSTEP_LANES`] droplets in SIMD lanes; params with
+/// [`Channels`] run the landscape kernel in tiles).
 ///
 /// The one-liner; to report progress, cancel or pick the mode, build the model
 /// and call [`Simulator::run_with`] with [`RunOptions`]:
