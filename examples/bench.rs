@@ -1,11 +1,12 @@
 //! Measures one erosion run and prints one line of JSON.
 //!
 //! ```text
-//! cargo run --release --example bench -- --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--rain-seed R] [--island | --in FILE] [--layers] [--out FILE] [--out-surface FILE]
+//! cargo run --release --example bench -- --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape|landscape-world] --size N [--droplets K] --seed S [--rain-seed R] [--island | --in FILE] [--layers] [--out FILE] [--out-surface FILE]
 //! ```
 //!
 //! `--preset landscape` runs Physical with `ErosionParams::landscape_for(N, N)`
-//! (its own droplet count unless `--droplets` is given); `--set FIELD=VALUE`
+//! (its own droplet count unless `--droplets` is given), `--preset
+//! landscape-world` with `ErosionParams::landscape_world(N, N)`; `--set FIELD=VALUE`
 //! (repeatable) overrides one Physical field, `channels.FIELD` a `Channels` one
 //! (turning them on); `--island` starts from `island_terrain` instead of fBm
 //! (its sea at 0.03 for the landscape preset, `Channels::sea_level`, and
@@ -91,7 +92,7 @@ struct Args {
 /// and Hydrology (`HydrologyParams::sea_level`).
 const ISLAND_SEA: f32 = 0.03;
 
-const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape] --size N [--droplets K] --seed S [--rain-seed R] [--island | --in FILE] [--layers] [--out FILE] [--out-surface FILE] [--threads T [--layout tiles|batches] [--tile N] [--sweep K] [--batch B] [--rounds R]]";
+const USAGE: &str = "usage: bench --model physical|snowball|hydrology [--mode fast|sequential|lockstep] [--preset landscape|landscape-world] --size N [--droplets K] --seed S [--rain-seed R] [--island | --in FILE] [--layers] [--out FILE] [--out-surface FILE] [--threads T [--layout tiles|batches] [--tile N] [--sweep K] [--batch B] [--rounds R]]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -270,8 +271,12 @@ fn run() -> Result<(), String> {
     let mut rng = Xoshiro256StarStar::seed_from_u64(stream);
     let params = match args.preset.as_deref() {
         None => ErosionParams { droplets, ..ErosionParams::default() },
-        Some("landscape") => {
-            let mut preset = ErosionParams::landscape_for(args.size, args.size);
+        Some(name @ ("landscape" | "landscape-world")) => {
+            let mut preset = if name == "landscape" {
+                ErosionParams::landscape_for(args.size, args.size)
+            } else {
+                ErosionParams::landscape_world(args.size, args.size)
+            };
             if args.island {
                 // The island's sea, a shelf 3 % of its relief deep over its
                 // flat floor at 0 (`bench/draws.sh` measures the land above it).
@@ -279,7 +284,7 @@ fn run() -> Result<(), String> {
             }
             ErosionParams { droplets: args.droplets.unwrap_or(preset.droplets), ..preset }
         }
-        Some(other) => return Err(format!("unknown preset {other} (known: landscape)")),
+        Some(other) => return Err(format!("unknown preset {other} (known: landscape, landscape-world)")),
     };
     let params = args.set.iter().try_fold(params, |p, s| override_field(p, s))?;
 

@@ -1,6 +1,6 @@
 //! Parameters of the `Physical` model.
 
-use crate::channels::Channels;
+use crate::channels::{Channels, Drain};
 use crate::error::{ParamError, check, check_above, check_range};
 
 /// Parameters of the [`Physical`](crate::Physical) droplet model (seeds 000 and
@@ -134,11 +134,7 @@ impl ErosionParams {
     /// remember the same depth of rain at every map size. Its lengths are in
     /// cells, so the landforms scale with the cells (on one fBm landscape θ is
     /// 0.34, 0.28 and 0.20 at 256², 512² and 1024²); for the same landforms at
-    /// every size set [`Channels::cell_size`] to `512 / side` (θ within 0.05
-    /// of 512² in 10 of 12 draws, see docs/landscape.md), and `max_steps` to
-    /// 600: fewer droplets then end mid-river, whose loads build pools on a
-    /// fine grid (1024²'s closed depressions within 0.02 of 512²'s in 6 of 6
-    /// draws, against 3 of 6 at 300), for a fifth to two fifths more time.
+    /// every size use [`landscape_world`](Self::landscape_world).
     pub fn landscape_for(width: usize, height: usize) -> Self {
         let landscape = Self::landscape();
         let refresh = droplets_per_cell(Self::LANDSCAPE_REFRESH_PER_CELL, width, height)
@@ -149,6 +145,65 @@ impl ErosionParams {
             channels,
             ..landscape
         }
+    }
+
+    /// The side, in unit lengths, of the world
+    /// [`landscape_world`](Self::landscape_world) maps every map onto: the
+    /// longer side of the map, at any number of cells. 512, the size the
+    /// landscape preset's lengths were tuned at (one cell, one unit length).
+    pub const LANDSCAPE_WORLD_SIDE: f32 = 512.0;
+
+    /// The droplets' life in [`landscape_world`](Self::landscape_world), in
+    /// unit lengths: 600 (600 one-cell steps at 512 cells a side, 1 200 at
+    /// 1 024), twice the preset's 300 steps.
+    pub const LANDSCAPE_WORLD_MAX_STEPS: u32 = 600;
+
+    /// The landscape preset in world units, for the same landforms at every
+    /// resolution: [`landscape_for`](Self::landscape_for) `width` x `height`
+    /// (1.5 droplets a cell, the refresh per cell), with the map's longer
+    /// side spanning [`LANDSCAPE_WORLD_SIDE`](Self::LANDSCAPE_WORLD_SIDE)
+    /// unit lengths ([`Channels::cell_size`] `512 / side`: 2 at 256 cells, 0.5
+    /// at 1 024), droplets that live
+    /// [`LANDSCAPE_WORLD_MAX_STEPS`](Self::LANDSCAPE_WORLD_MAX_STEPS) unit
+    /// lengths, and rain in rounds until the basins drain
+    /// ([`Drain::default`]). (Maps under 64 cells a side take cells of 8
+    /// unit lengths, near the coarsest the preset's rates allow (8.3), and
+    /// span less;
+    /// maps over 2^19 cells a side take the cells of 2^19 cells and span more.)
+    ///
+    /// Why each: on a fine grid, droplets that end at the step limit in a
+    /// river put their load down there and build pools (the longer life lets
+    /// them carry it on); on a coarse one a basin may hold, which a round of
+    /// rain cuts open. On three fBm terrains, two draws each, sampled at 256,
+    /// 512 and 1 024 cells a side, 11 of the 12 pairs against 512² kept θ
+    /// within 0.05 and closed depressions within 0.02 (7 of 12 with the
+    /// preset's 300 steps, 10 with the longer life alone), and every run ended
+    /// with at most 3.5 % of the land closed (docs/landscape.md). The longer
+    /// life costs time: a quarter to two fifths more at 512², and a 1 024²
+    /// map took 43-57 s on two threads of a Zen 3 EPYC.
+    ///
+    /// ```
+    /// use hydraulic_erosion::{Drain, ErosionParams};
+    ///
+    /// let params = ErosionParams::landscape_world(1024, 512);
+    /// let channels = params.channels.unwrap();
+    /// assert_eq!(channels.cell_size, 0.5);
+    /// assert_eq!(channels.drain, Some(Drain::default()));
+    /// assert_eq!(params.max_steps, 600);
+    /// assert_eq!(params.droplets, ErosionParams::landscape_for(1024, 512).droplets);
+    /// ```
+    pub fn landscape_world(width: usize, height: usize) -> Self {
+        let sized = Self::landscape_for(width, height);
+        // Cells coarser than 8 unit lengths would take more than one step's
+        // worth of the preset's rates (`dt * deposition_rate * 8` is 0.96),
+        // and finer than 2^-10 would need more than `MAX_STEPS_LIMIT` steps.
+        let side = width.max(height).clamp(64, 1 << 19) as f32;
+        let channels = sized.channels.map(|c| Channels {
+            cell_size: Self::LANDSCAPE_WORLD_SIDE / side,
+            drain: Some(Drain::default()),
+            ..c
+        });
+        Self { max_steps: Self::LANDSCAPE_WORLD_MAX_STEPS, channels, ..sized }
     }
 
     /// These params with `per_cell` droplets for each cell of a `width` x

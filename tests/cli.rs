@@ -119,3 +119,23 @@ fn a_bad_repose_angle_is_refused_before_the_run() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn the_world_preset_is_a_preset_of_its_own() {
+    let out = tool(&["--preset", "world"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("available: landscape, landscape-world, seeds"));
+    let dir = std::env::temp_dir().join(format!("he-cli-world-{}", std::process::id()));
+    let dir = dir.to_str().unwrap();
+    let out = tool(&["--size", "64", "--preset", "landscape-world", "--out-dir", dir]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("conserved"));
+    let world = std::fs::read(format!("{dir}/after.r32")).unwrap();
+    assert_eq!(world.len(), 64 * 64 * 4);
+    // The preset in cells with the world's cell size and rounds: the step
+    // limit still differs (300 against 600 unit lengths), and so do the bits.
+    let out = tool(&["--size", "64", "--cell-size", "8", "--drain", "--out-dir", dir]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ne!(std::fs::read(format!("{dir}/after.r32")).unwrap(), world);
+    let _ = std::fs::remove_dir_all(dir);
+}

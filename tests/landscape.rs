@@ -68,6 +68,53 @@ fn landscape_runs_are_deterministic_in_every_mode() {
 
 /// `Mode::Fast` runs the landscape kernel in `ParallelParams::default()`'s tiles on
 /// the calling thread: the bits of a `Parallel` run on any number of threads.
+#[test]
+fn the_world_preset_spans_one_world_at_every_size() {
+    let world = ErosionParams::landscape_world;
+    let cell = |w, h| world(w, h).channels.unwrap().cell_size;
+    // The longer side spans 512 unit lengths.
+    assert_eq!((cell(256, 256), cell(512, 512), cell(1024, 1024)), (2.0, 1.0, 0.5));
+    assert_eq!((cell(512, 2048), cell(2048, 100)), (0.25, 0.25));
+    // Below 64 cells a side, cells of 8 unit lengths (near the coarsest the
+    // rates allow, 8.3: 61 cells would pass it); above 2^19, the cells of 2^19.
+    assert_eq!((cell(64, 64), cell(63, 1), cell(1, 1), cell(0, 0)), (8.0, 8.0, 8.0, 8.0));
+    assert_eq!(cell(hydraulic_erosion::MAX_SIDE, 1), 1.0 / 1024.0);
+    let steps_too_many = ErosionParams {
+        channels: Some(Channels {
+            cell_size: 512.0 / hydraulic_erosion::MAX_SIDE as f32,
+            ..Channels::default()
+        }),
+        ..world(1, 1)
+    };
+    assert!(steps_too_many.validate().is_err(), "the clamp is needed at the top");
+    let too_coarse = ErosionParams {
+        channels: Some(Channels { cell_size: 512.0 / 61.0, ..Channels::default() }),
+        ..world(1, 1)
+    };
+    assert!(too_coarse.validate().is_err(), "and at the bottom");
+    for side in [0, 1, 2, 31, 63, 64, 65, 100, 256, 777, 1024, 4096, 1 << 19, hydraulic_erosion::MAX_SIDE] {
+        assert!(world(side, side).validate().is_ok(), "{side}");
+        assert!(world(side, 1).validate().is_ok(), "{side} x 1");
+    }
+    // The rest is the sized preset's, with the longer life and the rounds.
+    let (p, sized) = (world(300, 200), ErosionParams::landscape_for(300, 200));
+    assert_eq!(p.max_steps, ErosionParams::LANDSCAPE_WORLD_MAX_STEPS);
+    assert_eq!(
+        p.channels,
+        sized.channels.map(|c| Channels { cell_size: 512.0 / 300.0, drain: Some(Drain::default()), ..c })
+    );
+    assert_eq!(ErosionParams { max_steps: sized.max_steps, channels: sized.channels, ..p }, sized);
+    // A run balances and repeats its bits, rounds and all.
+    let before = fbm_terrain(64, 64, 5).unwrap();
+    let params = ErosionParams { droplets: 1_024, ..world(64, 64) };
+    let (mut a, mut b) = (before.clone(), before.clone());
+    let report = run(params, &mut a, 3, Mode::Fast);
+    assert!(MassBalance::of_run(&before, &a, &report).is_conserved());
+    assert_eq!(run(params, &mut b, 3, Mode::Fast), report);
+    assert!(report.droplets > 1_024, "the rounds ran: {}", report.droplets);
+    assert_eq!(bits_times(&a, 1.0), bits_times(&b, 1.0));
+}
+
 #[cfg(feature = "parallel")]
 #[test]
 fn fast_is_the_parallel_tiles_on_one_thread() {

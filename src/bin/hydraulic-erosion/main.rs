@@ -4,7 +4,7 @@
 //! dependencies (`cargo install --path . --features cli` from a checkout).
 //!
 //! ```text
-//! hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--cell-size C] [--sea-level H] [--drain] [--pit-safe] [--thermal | --repose DEG]
+//! hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|landscape-world|seeds] [--cell-size C] [--sea-level H] [--drain] [--pit-safe] [--thermal | --repose DEG]
 //!     [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]
 //! ```
 //!
@@ -32,7 +32,11 @@
 //! `ErosionParams::landscape_for` the map's size: 1.5 droplets per cell unless
 //! `--droplets` says otherwise, and the discharge map refreshed every 1/128
 //! droplet per cell) or `seeds` (`ErosionParams::default`, the
-//! articles' model, 200 000 droplets). `--cell-size C` gives the landscape
+//! articles' model, 200 000 droplets) or `landscape-world`
+//! (`ErosionParams::landscape_world`: the landscape preset with the map's
+//! longer side 512 unit lengths at any size, droplets that live 600 of them
+//! and rain in rounds until the basins drain, for the same landforms at every
+//! resolution). `--cell-size C` gives the landscape
 //! preset's cells their side in its unit length (`Channels::cell_size`: a
 //! cell of the 512² map it was tuned on, so `512 / side` for the same
 //! landscape at another size): every length then holds in the world. For
@@ -72,7 +76,7 @@ const SEA_LEVEL_NEEDS: &str =
 
 const DRAIN_NEEDS: &str = "--drain needs the physical model's landscape preset";
 
-const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|seeds] [--cell-size C] [--sea-level H] [--drain] [--pit-safe] [--thermal | --repose DEG] [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]";
+const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|landscape-world|seeds] [--cell-size C] [--sea-level H] [--drain] [--pit-safe] [--thermal | --repose DEG] [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]";
 
 struct Args {
     input: Option<String>,
@@ -84,6 +88,9 @@ struct Args {
     /// droplets unless `--droplets` gave them) are set once the map's size is
     /// known.
     landscape: bool,
+    /// `--preset landscape-world`: `ErosionParams::landscape_world` once the
+    /// map's size is known.
+    world: bool,
     /// No `--droplets`: the model's own count (the landscape preset's per cell).
     per_cell: bool,
     /// `--cell-size`: the landscape preset's `Channels::cell_size`, or the
@@ -112,6 +119,7 @@ fn parse_args() -> Result<Args, String> {
         size: 256,
         threads: None,
         landscape: false,
+        world: false,
         per_cell: false,
         cell_size: None,
         sea_level: None,
@@ -178,9 +186,10 @@ fn parse_args() -> Result<Args, String> {
     match &mut args.model {
         Model::Physical(params) => {
             match preset.as_str() {
-                "landscape" => {
+                "landscape" | "landscape-world" => {
                     *params = ErosionParams::landscape();
                     args.landscape = true;
+                    args.world = preset == "landscape-world";
                     args.per_cell = droplets.is_none();
                 }
                 "seeds" if args.cell_size.is_some() => {
@@ -193,7 +202,11 @@ fn parse_args() -> Result<Args, String> {
                     return Err(DRAIN_NEEDS.into());
                 }
                 "seeds" => {}
-                other => return Err(format!("unknown preset {other:?} (available: landscape, seeds)")),
+                other => {
+                    return Err(format!(
+                        "unknown preset {other:?} (available: landscape, landscape-world, seeds)"
+                    ));
+                }
             }
             params.droplets = droplets.unwrap_or(params.droplets);
             params.pit_safe |= pit_safe;
@@ -230,7 +243,13 @@ fn run() -> Result<(), String> {
     };
     let mut args = args;
     if let (true, Model::Physical(params)) = (args.landscape, &mut args.model) {
-        let sized = ErosionParams::landscape_for(before.width(), before.height());
+        let (width, height) = (before.width(), before.height());
+        let sized = if args.world {
+            ErosionParams::landscape_world(width, height)
+        } else {
+            ErosionParams::landscape_for(width, height)
+        };
+        params.max_steps = sized.max_steps;
         params.channels = sized.channels.map(|c| Channels {
             cell_size: args.cell_size.unwrap_or(c.cell_size),
             sea_level: args.sea_level.or(c.sea_level),
