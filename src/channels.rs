@@ -128,7 +128,8 @@ pub struct Channels {
     /// Rain in rounds until the basins drain (see [`Drain`]): after the
     /// run's droplets, more rain while more than [`Drain::closed`] of the
     /// land lies in closed depressions. Default `None` (the run's droplets
-    /// and no more).
+    /// and no more); [`ErosionParams::landscape_for`](crate::ErosionParams::landscape_for)
+    /// sets [`Drain::default`].
     pub drain: Option<Drain>,
 }
 
@@ -136,9 +137,10 @@ pub struct Channels {
 /// [`Channels::drain`] set measures, once its droplets have all ended, the
 /// share of the land in closed depressions (a priority-flood fill of the map,
 /// the sea and the border its outlets, as
-/// [`TerrainStats`](crate::analysis::TerrainStats) counts it), and while that
-/// share is above `closed` it rains `round` more droplets a cell, up to
-/// `most` more in all.
+/// [`TerrainStats`](crate::analysis::TerrainStats) counts it; with an active
+/// mask, only the land it leaves above 0, since a basin the run may not
+/// change never drains), and while that share is above `closed` it rains
+/// `round` more droplets a cell, up to `most` more in all.
 ///
 /// The droplet models have no standing water: a closed basin fills only with
 /// deposit, and drains once filled to its spill level, when the rivers that
@@ -148,8 +150,9 @@ pub struct Channels {
 /// docs/landscape.md), so the rule looks at the result. Extra rounds run
 /// like the first droplets (the same streams continued, in every mode), the
 /// report counts every droplet, and progress reports the total grown by each
-/// round. A map too large to measure (the fill's
-/// buffers cannot be allocated) takes no extra round.
+/// round. A run of no droplets takes no round (it leaves the map as it
+/// is), nor does a map too large to measure (the fill's buffers cannot be
+/// allocated).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]

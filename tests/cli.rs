@@ -45,21 +45,42 @@ fn cell_size_needs_a_model_with_world_units_and_a_valid_size() {
 }
 
 #[test]
-fn drain_needs_the_landscape_preset() {
+fn drain_and_no_drain_need_the_landscape_preset() {
     for args in [
         &["--model", "snowball", "--drain"][..],
         &["--model", "hydrology", "--drain"],
         &["--preset", "seeds", "--drain"],
+        &["--model", "snowball", "--no-drain"],
+        &["--preset", "seeds", "--no-drain"],
     ] {
         let out = tool(args);
         assert!(!out.status.success(), "{args:?}");
-        assert!(String::from_utf8_lossy(&out.stderr).contains("--drain needs"), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("need the physical model's landscape preset"),
+            "{args:?}"
+        );
     }
+    let out = tool(&["--drain", "--no-drain"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one at most"));
+    // The preset rains in rounds by default: this terrain takes one round
+    // (2 droplets a cell, not 1.5); `--drain` is the same run, `--no-drain`
+    // the droplets alone.
     let dir = std::env::temp_dir().join(format!("he-cli-drain-{}", std::process::id()));
     let dir = dir.to_str().unwrap();
-    let out = tool(&["--size", "48", "--drain", "--out-dir", dir]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("conserved"));
+    let run = |extra: &[&str]| {
+        let out = tool(&[&["--size", "64", "--seed", "2", "--out-dir", dir][..], extra].concat());
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(said.contains("conserved"), "{said}");
+        (said, std::fs::read(format!("{dir}/after.r32")).unwrap())
+    };
+    let (said, rounds) = run(&[]);
+    assert!(said.contains("with 8192 droplets"), "{said}");
+    assert_eq!(run(&["--drain"]).1, rounds);
+    let (said, alone) = run(&["--no-drain"]);
+    assert!(said.contains("with 6144 droplets"), "{said}");
+    assert_ne!(alone, rounds);
     let _ = std::fs::remove_dir_all(dir);
 }
 

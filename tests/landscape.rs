@@ -403,6 +403,32 @@ fn rain_in_rounds_drains_a_crater() {
     assert!(report.droplets > 9_216 && report.droplets <= 9_216 * 13, "{}", report.droplets);
     assert!(share(&once) > 0.05, "one droplet a cell leaves the crater closed: {}", share(&once));
     assert!(share(&drained) < share(&once) / 2.0, "{} -> {}", share(&once), share(&drained));
+    // Under an active mask of 0 the crater cannot change, so it does not
+    // count: the run takes no round, in every mode, and the crater keeps
+    // its bits.
+    let mask = Heightmap::from_fn(96, 96, |x, y| {
+        let (dx, dy) = (x as f32 - 47.5, y as f32 - 47.5);
+        if dx * dx + dy * dy < 30.0 * 30.0 { 0.0 } else { 1.0 }
+    })
+    .unwrap();
+    for mode in MODES {
+        let mut masked = before.clone();
+        let mut rng = Xoshiro256StarStar::seed_from_u64(1);
+        let controls = hydraulic_erosion::Controls { active: Some(mask.view()), ..Default::default() };
+        let options = RunOptions::default().with_mode(mode).with_controls(controls);
+        let report = Physical::new(params).unwrap().run_with(masked.view_mut(), &mut rng, options).unwrap();
+        assert_eq!(report.droplets, 9_216, "{mode:?}");
+        assert!(MassBalance::of_run(&before, &masked, &report).is_conserved(), "{mode:?}");
+        let inside = |map: &Heightmap| {
+            map.cells()
+                .iter()
+                .zip(mask.cells())
+                .filter(|&(_, &m)| m == 0.0)
+                .map(|(h, _)| h.to_bits())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(inside(&masked), inside(&before), "{mode:?}");
+    }
 }
 
 #[test]
@@ -417,6 +443,20 @@ fn the_preset_sets_droplets_per_cell() {
     assert_eq!((refresh(256, 256), refresh(1024, 1024)), (512, 8192));
     assert_eq!((refresh(3, 1), refresh(1 << 20, 1 << 20)), (1, Channels::MAX_REFRESH));
     assert!(ErosionParams::landscape_for(1 << 20, 1 << 20).validate().is_ok());
+    // The sized preset rains in rounds until the basins drain; the bare one
+    // runs its droplets alone.
+    assert_eq!(ErosionParams::landscape_for(64, 32).channels.unwrap().drain, Some(Drain::default()));
+    assert_eq!(ErosionParams::landscape().channels.unwrap().drain, None);
+    // No droplets, no rounds, in every mode: the map stays as it is, closed
+    // basins and all.
+    let before = fbm_terrain(48, 48, 2).unwrap();
+    for mode in MODES {
+        let mut map = before.clone();
+        let params = ErosionParams { droplets: 0, ..ErosionParams::landscape_for(48, 48) };
+        let report = run(params, &mut map, 1, mode);
+        assert_eq!((report.droplets, report.steps), (0, 0), "{mode:?}");
+        assert_eq!(map, before, "{mode:?}");
+    }
     assert_eq!(ErosionParams::default().channels, None, "the seeds' model stays the default");
     // Rain per area for any params, and Hydrology's particles likewise.
     let seeds = ErosionParams::default();

@@ -118,7 +118,7 @@ where
     let before = if channels.settle_pits { try_copy(map.cells())? } else { Vec::new() };
     let base_level = map.cells().iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
     let rules = Rules { k, channels, base_level, gate, width };
-    let mut rounds = Rounds::new(&channels, width * height);
+    let mut rounds = Rounds::new(&channels, width * height, physical.params.droplets);
     let layout = Layout::new(tile, width, height);
     let mut queues: Vec<Vec<Waiting>> = (0..layout.tiles()).map(|_| Vec::new()).collect();
     let (mut spawned, mut round, mut unrefreshed) = (0u64, 0u64, 0u64);
@@ -144,7 +144,7 @@ where
             // Fewer starts than asked: no droplet can start any more.
             spawned = if drawn < count { total } else { spawned + count };
         } else if queues.iter().all(Vec::is_empty) {
-            let more = rounds.next(map.cells(), width, height);
+            let more = rounds.next(map.cells(), width, height, &rules.gate);
             if more == 0 {
                 finish(&rules, &before, map, &mut report, remainder);
                 return Ok(report);

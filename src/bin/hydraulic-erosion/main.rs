@@ -4,7 +4,7 @@
 //! dependencies (`cargo install --path . --features cli` from a checkout).
 //!
 //! ```text
-//! hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|landscape-world|seeds] [--cell-size C] [--sea-level H] [--drain] [--pit-safe] [--thermal | --repose DEG]
+//! hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|landscape-world|seeds] [--cell-size C] [--sea-level H] [--drain | --no-drain] [--pit-safe] [--thermal | --repose DEG]
 //!     [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]
 //! ```
 //!
@@ -47,10 +47,11 @@
 //! landscape preset `Channels::sea_level` (droplets end there, their load
 //! carried off: rivers keep their slopes to the coast), for `--model
 //! hydrology` its `sea_level` (particles entering the sea leave there).
-//! `--drain` rains on in rounds until the basins drain (`Channels::drain`,
-//! `Drain::default()`: half a droplet a cell a round while more than 4 % of
-//! the land lies in closed depressions, at most 4 more a cell; landscape
-//! preset only).
+//! The landscape presets rain on in rounds until the basins drain
+//! (`Channels::drain`, `Drain::default()`: half a droplet a cell a round
+//! while more than 4 % of the land lies in closed depressions, at most 4
+//! more a cell); `--no-drain` rains their droplets alone (a time known in
+//! advance), `--drain` asks for the rounds (landscape presets only).
 //!
 //! Without `--in` it generates a `--size` x `--size` terrain (default 256) for the
 //! seed: `NoiseTerrain` with the `noise` feature, the built-in `fbm_terrain`
@@ -74,9 +75,9 @@ const CELL_SIZE_NEEDS: &str =
 const SEA_LEVEL_NEEDS: &str =
     "--sea-level needs the physical model's landscape preset or the hydrology model";
 
-const DRAIN_NEEDS: &str = "--drain needs the physical model's landscape preset";
+const DRAIN_NEEDS: &str = "--drain and --no-drain need the physical model's landscape preset";
 
-const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|landscape-world|seeds] [--cell-size C] [--sea-level H] [--drain] [--pit-safe] [--thermal | --repose DEG] [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]";
+const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|landscape-world|seeds] [--cell-size C] [--sea-level H] [--drain | --no-drain] [--pit-safe] [--thermal | --repose DEG] [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]";
 
 struct Args {
     input: Option<String>,
@@ -99,7 +100,9 @@ struct Args {
     /// `--sea-level`: the landscape preset's `Channels::sea_level`, or
     /// Hydrology's `sea_level`.
     sea_level: Option<f32>,
-    drain: bool,
+    /// `--drain` (`Some(true)`) or `--no-drain` (`Some(false)`): the
+    /// landscape preset's rain in rounds, on or off.
+    drain: Option<bool>,
     thermal: Option<f32>,
     /// Output layers to write (`--layers`).
     layers: Vec<String>,
@@ -123,7 +126,7 @@ fn parse_args() -> Result<Args, String> {
         per_cell: false,
         cell_size: None,
         sea_level: None,
-        drain: false,
+        drain: None,
         thermal: None,
         layers: Vec::new(),
         mask: None,
@@ -153,7 +156,11 @@ fn parse_args() -> Result<Args, String> {
                 }
                 args.sea_level = Some(level);
             }
-            "--drain" => args.drain = true,
+            "--drain" | "--no-drain" if args.drain.is_some() => {
+                return Err("--drain and --no-drain: one at most".into());
+            }
+            "--drain" => args.drain = Some(true),
+            "--no-drain" => args.drain = Some(false),
             "--preset" => preset = value()?,
             "--thermal" => args.thermal = Some(ThermalParams::default().repose_angle),
             "--repose" => args.thermal = Some(value()?.parse().map_err(|e| format!("--repose: {e}"))?),
@@ -198,7 +205,7 @@ fn parse_args() -> Result<Args, String> {
                 "seeds" if args.sea_level.is_some() => {
                     return Err(SEA_LEVEL_NEEDS.into());
                 }
-                "seeds" if args.drain => {
+                "seeds" if args.drain.is_some() => {
                     return Err(DRAIN_NEEDS.into());
                 }
                 "seeds" => {}
@@ -212,7 +219,7 @@ fn parse_args() -> Result<Args, String> {
             params.pit_safe |= pit_safe;
         }
         Model::Snowball(_) if args.sea_level.is_some() => return Err(SEA_LEVEL_NEEDS.into()),
-        Model::Snowball(_) | Model::Hydrology(_) if args.drain => return Err(DRAIN_NEEDS.into()),
+        Model::Snowball(_) | Model::Hydrology(_) if args.drain.is_some() => return Err(DRAIN_NEEDS.into()),
         Model::Snowball(params) => {
             params.snowballs = droplets.or(params.snowballs);
             params.cell_size = args.cell_size.unwrap_or(params.cell_size);
@@ -253,7 +260,11 @@ fn run() -> Result<(), String> {
         params.channels = sized.channels.map(|c| Channels {
             cell_size: args.cell_size.unwrap_or(c.cell_size),
             sea_level: args.sea_level.or(c.sea_level),
-            drain: if args.drain { Some(Drain::default()) } else { c.drain },
+            drain: match args.drain {
+                Some(true) => Some(Drain::default()),
+                Some(false) => None,
+                None => c.drain,
+            },
             ..c
         });
         if args.per_cell {
