@@ -128,7 +128,7 @@ pub struct Channels {
     /// Rain in rounds until the basins drain (see [`Drain`]): after the
     /// run's droplets, more rain while more than [`Drain::closed`] of the
     /// land lies in closed depressions. Default `None` (the run's droplets
-    /// and no more); [`ErosionParams::landscape_for`](crate::ErosionParams::landscape_for)
+    /// and no more); [`ErosionParams::landscape_world`](crate::ErosionParams::landscape_world)
     /// sets [`Drain::default`].
     pub drain: Option<Drain>,
 }

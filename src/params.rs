@@ -113,9 +113,8 @@ impl ErosionParams {
     /// mechanisms on ([`Channels::default`]), pit-safe transfer, and short lives
     /// (evaporation 0.02, at most 300 one-cell steps), which carve graded,
     /// draining valley networks out of noise (docs/landscape.md has the
-    /// figures). `droplets` stays 200 000 and there is no extra rain;
-    /// [`landscape_for`](Self::landscape_for) sets the droplets from the map's
-    /// size and rains in rounds until the basins drain.
+    /// figures). `droplets` stays 200 000; [`landscape_for`](Self::landscape_for)
+    /// sets it from the map's size.
     pub fn landscape() -> Self {
         Self {
             evaporation_rate: 0.02,
@@ -132,24 +131,23 @@ impl ErosionParams {
     /// the discharge map refreshed every
     /// [`LANDSCAPE_REFRESH_PER_CELL`](Self::LANDSCAPE_REFRESH_PER_CELL)
     /// droplets per cell (2 048 at 512 x 512; at least 1): so the maps
-    /// remember the same depth of rain at every map size, and rain in rounds
-    /// until the basins drain ([`Drain::default`]: half a droplet a cell a
-    /// round while more than 4 % of the land lies in closed depressions, at
-    /// most 4 more a cell). A terrain that drains with the first droplets
-    /// takes no round and no more time; one whose basin holds takes rounds
-    /// until it drains: on ten 512² fBm terrains, two draws each, 17 of the
-    /// 20 runs met every one of the landscape issue's targets with the
-    /// rounds, 9 without them, the slowest terrain at about four times the
-    /// time of its run without (docs/landscape.md). Set [`Channels::drain`] to `None` for the
-    /// droplets alone, in a time known in advance. Its lengths are in
-    /// cells, so the landforms scale with the cells (on one fBm landscape θ is
-    /// 0.34, 0.28 and 0.20 at 256², 512² and 1024²); for the same landforms at
-    /// every size use [`landscape_world`](Self::landscape_world).
+    /// remember the same depth of rain at every map size. Rain in rounds
+    /// until the basins drain is opt-in ([`Channels::drain`]): with
+    /// [`Drain::default`] 17 of 20 runs on ten 512² fBm terrains met every
+    /// one of the landscape issue's targets, against 9 without, the slowest
+    /// terrain at about four times its time; but at 1024² (in cells, 300
+    /// steps) the rounds spend their whole budget and leave the land worse
+    /// (closed depressions 0.042 -> 0.061, θ 0.265 -> 0.211, 21 -> 80 s on
+    /// two threads), since there the pools come from droplets that end at
+    /// the step limit mid-river (docs/landscape.md). Its lengths are in cells, so the landforms scale with the cells (on one
+    /// fBm landscape θ is 0.34, 0.28 and 0.20 at 256², 512² and 1024²); for
+    /// the same landforms at every size use
+    /// [`landscape_world`](Self::landscape_world).
     pub fn landscape_for(width: usize, height: usize) -> Self {
         let landscape = Self::landscape();
         let refresh = droplets_per_cell(Self::LANDSCAPE_REFRESH_PER_CELL, width, height)
             .clamp(1, Channels::MAX_REFRESH);
-        let channels = landscape.channels.map(|c| Channels { refresh, drain: Some(Drain::default()), ..c });
+        let channels = landscape.channels.map(|c| Channels { refresh, ..c });
         Self {
             droplets: droplets_per_cell(Self::LANDSCAPE_DROPLETS_PER_CELL, width, height),
             channels,
@@ -175,11 +173,11 @@ impl ErosionParams {
     /// unit lengths ([`Channels::cell_size`] `512 / side`: 2 at 256 cells, 0.5
     /// at 1 024), droplets that live
     /// [`LANDSCAPE_WORLD_MAX_STEPS`](Self::LANDSCAPE_WORLD_MAX_STEPS) unit
-    /// lengths, and, as in `landscape_for`, rain in rounds until the basins
-    /// drain ([`Drain::default`]). (Maps under 64 cells a side take cells of 8
+    /// lengths, and rain in rounds until the basins drain
+    /// ([`Drain::default`]). (Maps under 64 cells a side take cells of 8
     /// unit lengths, near the coarsest the preset's rates allow (8.3), and
-    /// span less;
-    /// maps over 2^19 cells a side take the cells of 2^19 cells and span more.)
+    /// span less; maps over 2^19 cells a side take the cells of 2^19 cells
+    /// and span more.)
     ///
     /// Why each: on a fine grid, droplets that end at the step limit in a
     /// river put their load down there and build pools (the longer life lets
@@ -208,7 +206,11 @@ impl ErosionParams {
         // worth of the preset's rates (`dt * deposition_rate * 8` is 0.96),
         // and finer than 2^-10 would need more than `MAX_STEPS_LIMIT` steps.
         let side = width.max(height).clamp(64, 1 << 19) as f32;
-        let channels = sized.channels.map(|c| Channels { cell_size: Self::LANDSCAPE_WORLD_SIDE / side, ..c });
+        let channels = sized.channels.map(|c| Channels {
+            cell_size: Self::LANDSCAPE_WORLD_SIDE / side,
+            drain: Some(Drain::default()),
+            ..c
+        });
         Self { max_steps: Self::LANDSCAPE_WORLD_MAX_STEPS, channels, ..sized }
     }
 

@@ -63,9 +63,10 @@ fn drain_and_no_drain_need_the_landscape_preset() {
     let out = tool(&["--drain", "--no-drain"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("one at most"));
-    // The preset rains in rounds by default: this terrain takes one round
-    // (2 droplets a cell, not 1.5); `--drain` is the same run, `--no-drain`
-    // the droplets alone.
+    // The landscape preset rains its droplets alone unless `--drain` asks
+    // for rounds: this terrain takes one (2 droplets a cell, not 1.5);
+    // `--no-drain` is the default run. `landscape-world` rains in rounds
+    // unless `--no-drain`.
     let dir = std::env::temp_dir().join(format!("he-cli-drain-{}", std::process::id()));
     let dir = dir.to_str().unwrap();
     let run = |extra: &[&str]| {
@@ -75,12 +76,14 @@ fn drain_and_no_drain_need_the_landscape_preset() {
         assert!(said.contains("conserved"), "{said}");
         (said, std::fs::read(format!("{dir}/after.r32")).unwrap())
     };
-    let (said, rounds) = run(&[]);
-    assert!(said.contains("with 8192 droplets"), "{said}");
-    assert_eq!(run(&["--drain"]).1, rounds);
-    let (said, alone) = run(&["--no-drain"]);
+    let (said, alone) = run(&[]);
     assert!(said.contains("with 6144 droplets"), "{said}");
+    assert_eq!(run(&["--no-drain"]).1, alone);
+    let (said, rounds) = run(&["--drain"]);
+    assert!(said.contains("with 8192 droplets"), "{said}");
     assert_ne!(alone, rounds);
+    let world = ["--preset", "landscape-world"];
+    assert_ne!(run(&world).1, run(&[&world[..], &["--no-drain"]].concat()).1);
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -47,11 +47,11 @@
 //! landscape preset `Channels::sea_level` (droplets end there, their load
 //! carried off: rivers keep their slopes to the coast), for `--model
 //! hydrology` its `sea_level` (particles entering the sea leave there).
-//! The landscape presets rain on in rounds until the basins drain
-//! (`Channels::drain`, `Drain::default()`: half a droplet a cell a round
-//! while more than 4 % of the land lies in closed depressions, at most 4
-//! more a cell); `--no-drain` rains their droplets alone (a time known in
-//! advance), `--drain` asks for the rounds (landscape presets only).
+//! `--drain` rains on in rounds until the basins drain (`Channels::drain`,
+//! `Drain::default()`: half a droplet a cell a round while more than 4 % of
+//! the land lies in closed depressions, at most 4 more a cell), as
+//! `landscape-world` does; `--no-drain` rains the droplets alone (a time
+//! known in advance). Landscape presets only.
 //!
 //! Without `--in` it generates a `--size` x `--size` terrain (default 256) for the
 //! seed: `NoiseTerrain` with the `noise` feature, the built-in `fbm_terrain`
