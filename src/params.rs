@@ -128,7 +128,7 @@ impl ErosionParams {
     /// [`landscape`](Self::landscape) with
     /// [`LANDSCAPE_DROPLETS_PER_CELL`](Self::LANDSCAPE_DROPLETS_PER_CELL)
     /// droplets per cell of a `width` x `height` map (saturating at `u32::MAX`),
-    /// the discharge map refreshed every
+    /// and the discharge map refreshed every
     /// [`LANDSCAPE_REFRESH_PER_CELL`](Self::LANDSCAPE_REFRESH_PER_CELL)
     /// droplets per cell (2 048 at 512 x 512; at least 1): so the maps
     /// remember the same depth of rain at every map size. Rain in rounds
@@ -139,10 +139,10 @@ impl ErosionParams {
     /// steps) the rounds spend their whole budget and leave the land worse
     /// (closed depressions 0.042 -> 0.061, θ 0.265 -> 0.211, 21 -> 80 s on
     /// two threads), since there the pools come from droplets that end at
-    /// the step limit mid-river (docs/landscape.md). Its lengths are in cells, so the landforms scale with the cells (on one
-    /// fBm landscape θ is 0.34, 0.28 and 0.20 at 256², 512² and 1024²); for
-    /// the same landforms at every size use
-    /// [`landscape_world`](Self::landscape_world).
+    /// the step limit mid-river (docs/landscape.md). Its lengths are in
+    /// cells, so the landforms scale with the cells (on one fBm landscape θ
+    /// is 0.34, 0.28 and 0.20 at 256², 512² and 1024²); for the same
+    /// landforms at every size use [`landscape_world`](Self::landscape_world).
     pub fn landscape_for(width: usize, height: usize) -> Self {
         let landscape = Self::landscape();
         let refresh = droplets_per_cell(Self::LANDSCAPE_REFRESH_PER_CELL, width, height)
