@@ -149,6 +149,11 @@ fn the_world_preset_is_a_preset_of_its_own() {
     let out = tool(&["--preset", "world"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("available: landscape, landscape-world, seeds"));
+    // The world preset derives its cell size from the map: one given as well
+    // is refused, not silently put in its place.
+    let out = tool(&["--preset", "landscape-world", "--cell-size", "2"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("landscape-world sets the cell size itself"));
     let dir = std::env::temp_dir().join(format!("he-cli-world-{}", std::process::id()));
     let dir = dir.to_str().unwrap();
     let out = tool(&["--size", "64", "--preset", "landscape-world", "--out-dir", dir]);

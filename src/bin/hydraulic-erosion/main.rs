@@ -36,7 +36,8 @@
 //! (`ErosionParams::landscape_world`: the landscape preset with the map's
 //! longer side 512 unit lengths at any size, droplets that live 600 of them
 //! and rain in rounds until the basins drain, for the same landforms at every
-//! resolution). `--cell-size C` gives the landscape
+//! resolution; it refuses `--cell-size`, which it sets itself).
+//! `--cell-size C` gives the landscape
 //! preset's cells their side in its unit length (`Channels::cell_size`: a
 //! cell of the 512² map it was tuned on, so `512 / side` for the same
 //! landscape at another size): every length then holds in the world. For
@@ -74,6 +75,9 @@ const CELL_SIZE_NEEDS: &str =
 
 const SEA_LEVEL_NEEDS: &str =
     "--sea-level needs the physical model's landscape preset or the hydrology model";
+
+const WORLD_SETS_CELL_SIZE: &str = "--cell-size: landscape-world sets the cell size itself (512 / the map's longer side); \
+     for a cell size of your own use --preset landscape --cell-size C";
 
 const DRAIN_NEEDS: &str = "--drain and --no-drain need the physical model's landscape preset";
 
@@ -193,6 +197,9 @@ fn parse_args() -> Result<Args, String> {
     match &mut args.model {
         Model::Physical(params) => {
             match preset.as_str() {
+                "landscape-world" if args.cell_size.is_some() => {
+                    return Err(WORLD_SETS_CELL_SIZE.into());
+                }
                 "landscape" | "landscape-world" => {
                     *params = ErosionParams::landscape();
                     args.landscape = true;
