@@ -28,9 +28,9 @@ use std::time::Instant;
 
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{
-    Controls, ErosionParams, ErosionReport, Heightmap, Hillshade, Hydrology, HydrologyParams, Layers,
-    MassBalance, Overlays, Physical, Pipeline, RgbImage, RunOptions, Simulator, Snowball, SnowballParams,
-    Thermal, ThermalParams, erosion_map, fbm_terrain, island_terrain,
+    Channels, Controls, ErosionParams, ErosionReport, Heightmap, Hillshade, Hydrology, HydrologyParams,
+    Layers, MassBalance, Overlays, Physical, Pipeline, RgbImage, RunOptions, Simulator, Snowball,
+    SnowballParams, Thermal, ThermalParams, erosion_map, fbm_terrain, island_terrain,
 };
 use rand_xoshiro::Xoshiro256StarStar;
 
@@ -240,9 +240,12 @@ fn run() -> Result<(), String> {
     let rugged =
         Heightmap::from_cells(size, size, terrain.cells().iter().map(|h| h * size as f32 / 6.0).collect())
             .map_err(text)?;
+    // A quarter of a droplet a cell a round, and no more: the rounds of
+    // rain until the basins drain would rain on after each.
     let droplets = (size * size) as u32 / 4;
-    let water = Physical::new(ErosionParams { droplets, ..ErosionParams::landscape_for(size, size) })
-        .map_err(text)?;
+    let landscape = ErosionParams::landscape_for(size, size);
+    let channels = landscape.channels.map(|c| Channels { drain: None, ..c });
+    let water = Physical::new(ErosionParams { droplets, channels, ..landscape }).map_err(text)?;
     let talus = Thermal::new(ThermalParams { iterations: 25, ..ThermalParams::default() }).map_err(text)?;
     let steepest = |map: &Heightmap| -> Result<f64, String> {
         let mut measure =

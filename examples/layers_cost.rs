@@ -32,8 +32,8 @@ use std::time::Instant;
 
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{
-    ErosionParams, Heightmap, Hydrology, HydrologyParams, Layers, Mode, Physical, RunOptions, Simulator,
-    Snowball, SnowballParams, fbm_terrain,
+    Channels, ErosionParams, Heightmap, Hydrology, HydrologyParams, Layers, Mode, Physical, RunOptions,
+    Simulator, Snowball, SnowballParams, fbm_terrain,
 };
 use rand_xoshiro::Xoshiro256StarStar;
 
@@ -104,7 +104,13 @@ fn simulators(args: &Args) -> Result<[Chunk; 2], String> {
             "physical" | "landscape" => {
                 let params = match args.model.as_str() {
                     "physical" => ErosionParams::default(),
-                    _ => ErosionParams::landscape_for(n, n),
+                    // Chunks of the preset's droplets alone: its rounds of
+                    // rain until the basins drain would follow each chunk.
+                    _ => {
+                        let landscape = ErosionParams::landscape_for(n, n);
+                        let channels = landscape.channels.map(|c| Channels { drain: None, ..c });
+                        ErosionParams { channels, ..landscape }
+                    }
                 };
                 let sim = Physical::new(ErosionParams { droplets: chunk, ..params }).map_err(error)?;
                 chunks(sim, Some(args.mode), |r| r.steps)

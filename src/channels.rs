@@ -128,8 +128,10 @@ pub struct Channels {
     /// Rain in rounds until the basins drain (see [`Drain`]): after the
     /// run's droplets, more rain while more than [`Drain::closed`] of the
     /// land lies in closed depressions. Default `None` (the run's droplets
-    /// and no more); [`ErosionParams::landscape_world`](crate::ErosionParams::landscape_world)
-    /// sets [`Drain::default`].
+    /// and no more);
+    /// [`ErosionParams::landscape_for`](crate::ErosionParams::landscape_for)
+    /// and [`landscape_world`](crate::ErosionParams::landscape_world) set
+    /// [`Drain::default`].
     pub drain: Option<Drain>,
 }
 
@@ -147,12 +149,19 @@ pub struct Channels {
 /// cross it cut its outlet down. How much rain that takes depends on the
 /// terrain, not on the basin's volume alone (on ten 512² fBm terrains the
 /// landscape preset's 1.5 droplets a cell drain half of them; two need 4;
-/// docs/landscape.md), so the rule looks at the result. Extra rounds run
-/// like the first droplets (the same streams continued, in every mode), the
-/// report counts every droplet, and progress reports the total grown by each
-/// round. A run of no droplets takes no round (it leaves the map as it
-/// is), nor does a map too large to measure (the fill's buffers cannot be
-/// allocated).
+/// docs/landscape.md), so the rule looks at the result. It ends early once
+/// two rounds in a row have failed to bring the room in the basins (the
+/// fill's depth summed over the closed land) a tenth below the least it has
+/// been: there the pools are the rain's own (droplets that end mid-river at
+/// the step limit, on a map much longer than their life), and more rain
+/// builds more of them. (The room, not the share: a basin filling with
+/// deposit keeps its area closed until it is full; one round without
+/// progress is allowed, as a sill built up may hold for a round before a
+/// river cuts it.) Extra rounds run like the first droplets (the same
+/// streams continued, in every mode), the report counts every droplet, and
+/// progress reports the total grown by each round. A run of no droplets
+/// takes no round (it leaves the map as it is), nor does a map too large to
+/// measure (the fill's buffers cannot be allocated).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]

@@ -113,8 +113,9 @@ impl ErosionParams {
     /// mechanisms on ([`Channels::default`]), pit-safe transfer, and short lives
     /// (evaporation 0.02, at most 300 one-cell steps), which carve graded,
     /// draining valley networks out of noise (docs/landscape.md has the
-    /// figures). `droplets` stays 200 000; [`landscape_for`](Self::landscape_for)
-    /// sets it from the map's size.
+    /// figures). `droplets` stays 200 000 and there is no extra rain;
+    /// [`landscape_for`](Self::landscape_for) sets the droplets from the map's
+    /// size and rains in rounds until the basins drain.
     pub fn landscape() -> Self {
         Self {
             evaporation_rate: 0.02,
@@ -131,23 +132,27 @@ impl ErosionParams {
     /// and the discharge map refreshed every
     /// [`LANDSCAPE_REFRESH_PER_CELL`](Self::LANDSCAPE_REFRESH_PER_CELL)
     /// droplets per cell (2 048 at 512 x 512; at least 1): so the maps
-    /// remember the same depth of rain at every map size. Rain in rounds
-    /// until the basins drain is opt-in ([`Channels::drain`]): with
-    /// [`Drain::default`] 17 of 20 runs on ten 512² fBm terrains met every
-    /// one of the landscape issue's targets, against 9 without, the slowest
-    /// terrain at about four times its time; but at 1024² (in cells, 300
-    /// steps) the rounds spend their whole budget and leave the land worse
-    /// (closed depressions 0.042 -> 0.061, θ 0.265 -> 0.211, 21 -> 80 s on
-    /// two threads), since there the pools come from droplets that end at
-    /// the step limit mid-river (docs/landscape.md). Its lengths are in
-    /// cells, so the landforms scale with the cells (on one fBm landscape θ
-    /// is 0.34, 0.28 and 0.20 at 256², 512² and 1024²); for the same
-    /// landforms at every size use [`landscape_world`](Self::landscape_world).
+    /// remember the same depth of rain at every map size, and rain in rounds
+    /// until the basins drain ([`Drain::default`]: half a droplet a cell a
+    /// round while more than 4 % of the land lies in closed depressions, at
+    /// most 4 more a cell, ending early once two rounds in a row leave the
+    /// basins' room as it was). A terrain that drains with the first
+    /// droplets takes no round and no more time; one whose basin holds takes
+    /// rounds until it drains: on ten 512² fBm terrains, two draws each, 17
+    /// of the 20 runs met every one of the landscape issue's targets with the
+    /// rounds, 9 without them, the slowest terrain at about three times its
+    /// time without; at 768² and 1024² a basin that held 16-19 % of the land
+    /// closed (two thirds of the channel cells flat) ends at 3-6 %
+    /// (docs/landscape.md). Set [`Channels::drain`] to `None` for the
+    /// droplets alone, in a time known in advance. Its lengths are in cells,
+    /// so the landforms scale with the cells (on one fBm landscape θ is 0.34,
+    /// 0.28 and 0.20 at 256², 512² and 1024²); for the same landforms at
+    /// every size use [`landscape_world`](Self::landscape_world).
     pub fn landscape_for(width: usize, height: usize) -> Self {
         let landscape = Self::landscape();
         let refresh = droplets_per_cell(Self::LANDSCAPE_REFRESH_PER_CELL, width, height)
             .clamp(1, Channels::MAX_REFRESH);
-        let channels = landscape.channels.map(|c| Channels { refresh, ..c });
+        let channels = landscape.channels.map(|c| Channels { refresh, drain: Some(Drain::default()), ..c });
         Self {
             droplets: droplets_per_cell(Self::LANDSCAPE_DROPLETS_PER_CELL, width, height),
             channels,
@@ -168,13 +173,13 @@ impl ErosionParams {
 
     /// The landscape preset in world units, for the same landforms at every
     /// resolution: [`landscape_for`](Self::landscape_for) `width` x `height`
-    /// (1.5 droplets a cell, the refresh per cell), with the map's longer
+    /// (1.5 droplets a cell, the refresh per cell, rain in rounds until the
+    /// basins drain), with the map's longer
     /// side spanning [`LANDSCAPE_WORLD_SIDE`](Self::LANDSCAPE_WORLD_SIDE)
     /// unit lengths ([`Channels::cell_size`] `512 / side`: 2 at 256 cells, 0.5
     /// at 1 024), droplets that live
     /// [`LANDSCAPE_WORLD_MAX_STEPS`](Self::LANDSCAPE_WORLD_MAX_STEPS) unit
-    /// lengths, and rain in rounds until the basins drain
-    /// ([`Drain::default`]). (Maps under 64 cells a side take cells of 8
+    /// lengths. (Maps under 64 cells a side take cells of 8
     /// unit lengths, near the coarsest the preset's rates allow (8.3), and
     /// span less; maps over 2^19 cells a side take the cells of 2^19 cells
     /// and span more.)
@@ -206,11 +211,7 @@ impl ErosionParams {
         // worth of the preset's rates (`dt * deposition_rate * 8` is 0.96),
         // and finer than 2^-10 would need more than `MAX_STEPS_LIMIT` steps.
         let side = width.max(height).clamp(64, 1 << 19) as f32;
-        let channels = sized.channels.map(|c| Channels {
-            cell_size: Self::LANDSCAPE_WORLD_SIDE / side,
-            drain: Some(Drain::default()),
-            ..c
-        });
+        let channels = sized.channels.map(|c| Channels { cell_size: Self::LANDSCAPE_WORLD_SIDE / side, ..c });
         Self { max_steps: Self::LANDSCAPE_WORLD_MAX_STEPS, channels, ..sized }
     }
 

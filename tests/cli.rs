@@ -63,10 +63,9 @@ fn drain_and_no_drain_need_the_landscape_preset() {
     let out = tool(&["--drain", "--no-drain"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("one at most"));
-    // The landscape preset rains its droplets alone unless `--drain` asks
-    // for rounds: this terrain takes one (2 droplets a cell, not 1.5);
-    // `--no-drain` is the default run. `landscape-world` rains in rounds
-    // unless `--no-drain`.
+    // The landscape presets rain in rounds until the basins drain: this
+    // terrain takes one (2 droplets a cell, not 1.5); `--drain` is the same
+    // run, `--no-drain` the droplets alone.
     let dir = std::env::temp_dir().join(format!("he-cli-drain-{}", std::process::id()));
     let dir = dir.to_str().unwrap();
     let run = |extra: &[&str]| {
@@ -76,11 +75,11 @@ fn drain_and_no_drain_need_the_landscape_preset() {
         assert!(said.contains("conserved"), "{said}");
         (said, std::fs::read(format!("{dir}/after.r32")).unwrap())
     };
-    let (said, alone) = run(&[]);
-    assert!(said.contains("with 6144 droplets"), "{said}");
-    assert_eq!(run(&["--no-drain"]).1, alone);
-    let (said, rounds) = run(&["--drain"]);
+    let (said, rounds) = run(&[]);
     assert!(said.contains("with 8192 droplets"), "{said}");
+    assert_eq!(run(&["--drain"]).1, rounds);
+    let (said, alone) = run(&["--no-drain"]);
+    assert!(said.contains("with 6144 droplets"), "{said}");
     assert_ne!(alone, rounds);
     let world = ["--preset", "landscape-world"];
     assert_ne!(run(&world).1, run(&[&world[..], &["--no-drain"]].concat()).1);

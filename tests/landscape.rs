@@ -96,14 +96,11 @@ fn the_world_preset_spans_one_world_at_every_size() {
         assert!(world(side, side).validate().is_ok(), "{side}");
         assert!(world(side, 1).validate().is_ok(), "{side} x 1");
     }
-    // The rest is the sized preset's, with the longer life and the rounds.
+    // The rest is the sized preset's (rounds and all), with the longer life.
     let (p, sized) = (world(300, 200), ErosionParams::landscape_for(300, 200));
     assert_eq!(p.max_steps, ErosionParams::LANDSCAPE_WORLD_MAX_STEPS);
-    assert_eq!(sized.channels.unwrap().drain, None);
-    assert_eq!(
-        p.channels,
-        sized.channels.map(|c| Channels { cell_size: 512.0 / 300.0, drain: Some(Drain::default()), ..c })
-    );
+    assert_eq!(sized.channels.unwrap().drain, Some(Drain::default()));
+    assert_eq!(p.channels, sized.channels.map(|c| Channels { cell_size: 512.0 / 300.0, ..c }));
     assert_eq!(ErosionParams { max_steps: sized.max_steps, channels: sized.channels, ..p }, sized);
     // A run balances and repeats its bits, rounds and all.
     let before = fbm_terrain(64, 64, 5).unwrap();
@@ -444,15 +441,16 @@ fn the_preset_sets_droplets_per_cell() {
     assert_eq!((refresh(256, 256), refresh(1024, 1024)), (512, 8192));
     assert_eq!((refresh(3, 1), refresh(1 << 20, 1 << 20)), (1, Channels::MAX_REFRESH));
     assert!(ErosionParams::landscape_for(1 << 20, 1 << 20).validate().is_ok());
-    // Rain in rounds is opt-in here (it is on in `landscape_world`).
-    assert_eq!(ErosionParams::landscape_for(64, 32).channels.unwrap().drain, None);
+    // The sized preset rains in rounds until the basins drain; the bare one
+    // runs its droplets alone.
+    assert_eq!(ErosionParams::landscape_for(64, 32).channels.unwrap().drain, Some(Drain::default()));
     assert_eq!(ErosionParams::landscape().channels.unwrap().drain, None);
     // No droplets, no rounds, in every mode: the map stays as it is, closed
     // basins and all.
     let before = fbm_terrain(48, 48, 2).unwrap();
     for mode in MODES {
         let mut map = before.clone();
-        let params = ErosionParams { droplets: 0, ..ErosionParams::landscape_world(48, 48) };
+        let params = ErosionParams { droplets: 0, ..ErosionParams::landscape_for(48, 48) };
         let report = run(params, &mut map, 1, mode);
         assert_eq!((report.droplets, report.steps), (0, 0), "{mode:?}");
         assert_eq!(map, before, "{mode:?}");

@@ -14,7 +14,18 @@ pub(super) struct Rounds {
     round: u64,
     /// Extra droplets the run may still take.
     left: u64,
+    /// The least closed volume measured so far, once there is one.
+    least: Option<f64>,
+    /// Rounds in a row that did not bring the volume a tenth below `least`.
+    misses: u32,
 }
+
+/// How far below its least so far a round must bring the closed volume to
+/// count as progress: a tenth.
+const PROGRESS: f64 = 0.9;
+
+/// Rounds in a row without progress that end the rain.
+const PATIENCE: u32 = 2;
 
 impl Rounds {
     /// The rounds `channels` ask for on a map of `cells` cells, after a run
@@ -29,62 +40,107 @@ impl Rounds {
             sea: channels.sea_level.unwrap_or(f32::NEG_INFINITY),
             round: drain.map_or(0, |d| per_map(d.round).max(1)),
             left: drain.map_or(0, |d| per_map(d.most)),
+            least: None,
+            misses: 0,
         }
     }
 
     /// How many more droplets the run takes on `heights` (`width` x
     /// `height`, finite), all its droplets ended: a round while more than
     /// [`Drain::closed`] of the land `gate` admits lies in closed
-    /// depressions and extra rain is left, else 0.
+    /// depressions and extra rain is left, unless two rounds in a row have
+    /// failed to shrink the room in them (their volume) by a tenth below the
+    /// least it has been; else 0 (and none after that).
     pub(super) fn next(&mut self, heights: &[f32], width: usize, height: usize, gate: &Gate<'_>) -> u64 {
         let Some(drain) = self.drain else { return 0 };
         if self.left == 0 {
             return 0;
         }
-        match closed_share(heights, width, height, self.sea, gate.active) {
-            Some(share) if share > f64::from(drain.closed) => {
-                let more = self.round.min(self.left);
-                self.left -= more;
-                more
-            }
-            _ => 0,
+        let Some(closed) = closed_land(heights, width, height, self.sea, gate.active) else {
+            self.left = 0;
+            return 0;
+        };
+        // Progress is the volume, not the share: a basin filling with
+        // deposit keeps its area closed until it is full. Where the rounds
+        // make no progress, the pools are the rain's own (droplets that end
+        // mid-river at the step limit) and more rain builds more of them.
+        // One miss is allowed: a basin's room may grow for a round (a sill
+        // built up) before a river cuts it.
+        match self.least {
+            Some(least) if closed.volume >= least * PROGRESS => self.misses += 1,
+            _ => self.misses = 0,
         }
+        self.least = Some(self.least.map_or(closed.volume, |least| least.min(closed.volume)));
+        if closed.share <= f64::from(drain.closed) || self.misses >= PATIENCE {
+            self.left = 0;
+            return 0;
+        }
+        let more = self.round.min(self.left);
+        self.left -= more;
+        more
     }
 }
 
-/// The share of the land (the cells above `sea`, and where an `active`
-/// mask is given, above 0 in it: the cells a run may change) in closed
-/// depressions: deeper than 0 after a flat priority-flood fill of the whole
-/// map whose outlets are the border and the sea. A basin under a mask of 0
-/// never drains, so it does not count. `None` where the fill's buffers
-/// cannot be allocated (or the map has more than `u32::MAX` cells).
-pub(super) fn closed_share(
+/// The land in closed depressions (see [`closed_land`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Closed {
+    /// The share of the land in closed depressions.
+    pub(super) share: f64,
+    /// The room in them: the sum over that land of the fill's depth
+    /// (height x cells).
+    pub(super) volume: f64,
+}
+
+/// The land (the cells above `sea`, and where an `active` mask is given,
+/// above 0 in it: the cells a run may change) in closed depressions: deeper
+/// than 0 after a flat priority-flood fill of the whole map whose outlets
+/// are the border and the sea. A basin under a mask of 0 never drains, so it
+/// does not count. `None` where the fill's buffers cannot be allocated (or
+/// the map has more than `u32::MAX` cells).
+pub(super) fn closed_land(
     heights: &[f32],
     width: usize,
     height: usize,
     sea: f32,
     active: Option<&[f32]>,
-) -> Option<f64> {
+) -> Option<Closed> {
     let map = GridRef::new_unchecked(width, height, heights);
     let filled = fill_depressions_to(&map, Fill::Flat, |i| heights[i] <= sea).ok()?;
     let counted = |i: usize| heights[i] > sea && active.is_none_or(|a| a[i] > 0.0);
-    let land = (0..heights.len()).filter(|&i| counted(i)).count();
     let depth = filled.depth.cells();
-    let closed = (0..heights.len()).filter(|&i| counted(i) && depth[i] > 0.0).count();
-    Some(if land == 0 { 0.0 } else { closed as f64 / land as f64 })
+    let (mut land, mut closed, mut volume) = (0usize, 0usize, 0.0f64);
+    for i in (0..heights.len()).filter(|&i| counted(i)) {
+        land += 1;
+        if depth[i] > 0.0 {
+            closed += 1;
+            volume += f64::from(depth[i]);
+        }
+    }
+    let share = if land == 0 { 0.0 } else { closed as f64 / land as f64 };
+    Some(Closed { share, volume })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Rounds, closed_share};
+    use super::{Closed, Rounds, closed_land};
     use crate::channels::{Channels, Drain};
     use crate::controls::Gate;
     use alloc::vec;
+    use alloc::vec::Vec;
 
     /// A 5 x 5 map with one closed cell in the middle (a pit of depth 1)
     /// and, on the left, a sea cell on the border.
     #[test]
-    fn the_closed_share_counts_land_cells_below_their_spill_level() {
+    fn the_closed_land_counts_land_cells_below_their_spill_level() {
+        fn closed_share(
+            heights: &[f32],
+            w: usize,
+            h: usize,
+            sea: f32,
+            active: Option<&[f32]>,
+        ) -> Option<f64> {
+            closed_land(heights, w, h, sea, active).map(|c| c.share)
+        }
         #[rustfmt::skip]
         let heights = vec![
             5.0, 5.0, 5.0, 5.0, 5.0,
@@ -93,7 +149,10 @@ mod tests {
             5.0, 4.0, 4.0, 4.0, 5.0,
             5.0, 5.0, 5.0, 5.0, 5.0,
         ];
-        assert_eq!(closed_share(&heights, 5, 5, f32::NEG_INFINITY, None), Some(1.0 / 25.0));
+        assert_eq!(
+            closed_land(&heights, 5, 5, f32::NEG_INFINITY, None),
+            Some(Closed { share: 1.0 / 25.0, volume: 1.0 })
+        );
         // With the sea: 24 land cells, the pit one of them.
         assert_eq!(closed_share(&heights, 5, 5, 0.5, None), Some(1.0 / 24.0));
         // All sea: no land.
@@ -109,34 +168,65 @@ mod tests {
         assert_eq!(closed_share(&heights, 5, 5, f32::NEG_INFINITY, Some(&active)), Some(1.0 / 20.0));
     }
 
-    /// Rounds of `round` droplets a cell while the share is above `closed`,
-    /// `most` in all, the last round cut to what is left.
+    /// A 10 x 10 map of height 5 with single-cell pits (depth 2) at the
+    /// first `pits` of four interior cells apart: `pits` of 100 cells closed.
+    fn pitted(pits: usize) -> Vec<f32> {
+        let mut heights = vec![5.0f32; 100];
+        for &i in [22, 27, 72, 77].iter().take(pits) {
+            heights[i] = 3.0;
+        }
+        heights
+    }
+
+    /// Rounds of `round` droplets a cell while the share is above `closed`
+    /// and falling, `most` in all, the last round cut to what is left.
     #[test]
     fn rounds_stop_at_the_share_or_the_budget() {
-        let mut heights = vec![5.0f32; 25];
-        heights[12] = 3.0; // 1 of 25 cells closed: 0.04
         let open = Gate::default();
-        let drain = Drain { closed: 0.03, round: 0.4, most: 1.0 };
-        let mut rounds = Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 25, 1);
-        assert_eq!([rounds.next(&heights, 5, 5, &open), rounds.next(&heights, 5, 5, &open)], [10, 10]);
-        assert_eq!(rounds.next(&heights, 5, 5, &open), 5, "the budget's rest");
-        assert_eq!(rounds.next(&heights, 5, 5, &open), 0, "spent");
+        let drain = Drain { closed: 0.005, round: 0.4, most: 1.0 };
+        let with = |drain: Drain, droplets: u32| {
+            Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 100, droplets)
+        };
+        let mut rounds = with(drain, 1);
+        assert_eq!(rounds.next(&pitted(3), 10, 10, &open), 40);
+        assert_eq!(rounds.next(&pitted(2), 10, 10, &open), 40);
+        assert_eq!(rounds.next(&pitted(1), 10, 10, &open), 20, "the budget's rest");
+        assert_eq!(rounds.next(&pitted(1), 10, 10, &open), 0, "spent");
         // At or below the share: no round.
-        let drain = Drain { closed: 0.05, ..drain };
-        let mut rounds = Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 25, 1);
-        assert_eq!(rounds.next(&heights, 5, 5, &open), 0);
+        assert_eq!(with(Drain { closed: 0.035, ..drain }, 1).next(&pitted(3), 10, 10, &open), 0);
         // Without a drain: none; nor after a run of no droplets.
-        assert_eq!(Rounds::new(&Channels::default(), 25, 1).next(&heights, 5, 5, &open), 0);
-        let drain = Drain { closed: 0.0, ..drain };
-        assert_eq!(
-            Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 25, 1)
-                .next(&heights, 5, 5, &open),
-            10
-        );
-        assert_eq!(
-            Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 25, 0)
-                .next(&heights, 5, 5, &open),
-            0
-        );
+        assert_eq!(Rounds::new(&Channels::default(), 100, 1).next(&pitted(3), 10, 10, &open), 0);
+        assert_eq!(with(drain, 0).next(&pitted(3), 10, 10, &open), 0);
+    }
+
+    /// Two rounds in a row that do not bring the room in the basins a tenth
+    /// below the least it has been end the rain, with budget left: none
+    /// after them, even once the room shrinks. One such round is allowed, and
+    /// a basin filling up (as many cells closed, shallower) is progress.
+    #[test]
+    fn two_rounds_in_a_row_without_progress_end_the_rain() {
+        let open = Gate::default();
+        let drain = Drain { closed: 0.005, round: 0.1, most: 4.0 };
+        let with = || Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 100, 1);
+        // A 10 x 10 map of height 5 with single-cell pits of these depths,
+        // four cells apart: the volume is their sum.
+        let map = |depths: &[f32]| {
+            let mut heights = vec![5.0f32; 100];
+            for (&i, &depth) in [22, 27, 72, 77].iter().zip(depths) {
+                heights[i] = 5.0 - depth;
+            }
+            heights
+        };
+        let mut rounds = with();
+        assert_eq!(rounds.next(&map(&[2.0, 2.0]), 10, 10, &open), 10);
+        assert_eq!(rounds.next(&map(&[2.0, 2.0]), 10, 10, &open), 10, "one miss");
+        assert_eq!(rounds.next(&map(&[2.0, 2.0, 2.0]), 10, 10, &open), 0, "two in a row");
+        assert_eq!(rounds.next(&map(&[1.0]), 10, 10, &open), 0, "ended");
+        let mut rounds = with();
+        assert_eq!(rounds.next(&map(&[2.0, 2.0]), 10, 10, &open), 10, "4");
+        assert_eq!(rounds.next(&map(&[2.0, 1.7]), 10, 10, &open), 10, "3.7, not below 4 x 0.9: a miss");
+        assert_eq!(rounds.next(&map(&[1.0, 1.0]), 10, 10, &open), 10, "2, filling up: progress");
+        assert_eq!(rounds.next(&map(&[2.0, 2.0]), 10, 10, &open), 10, "4: a miss");
+        assert_eq!(rounds.next(&map(&[1.0, 0.9]), 10, 10, &open), 0, "1.9, not below 2 x 0.9: two");
     }
 }

@@ -30,13 +30,12 @@
 //!
 //! `--preset` picks the `physical` model's params: `landscape` (default,
 //! `ErosionParams::landscape_for` the map's size: 1.5 droplets per cell unless
-//! `--droplets` says otherwise, and the discharge map refreshed every 1/128
-//! droplet per cell) or `seeds` (`ErosionParams::default`, the
+//! `--droplets` says otherwise, the discharge map refreshed every 1/128
+//! droplet per cell, and rain in rounds until the basins drain) or `seeds` (`ErosionParams::default`, the
 //! articles' model, 200 000 droplets) or `landscape-world`
 //! (`ErosionParams::landscape_world`: the landscape preset with the map's
-//! longer side 512 unit lengths at any size, droplets that live 600 of them
-//! and rain in rounds until the basins drain, for the same landforms at every
-//! resolution; it refuses `--cell-size`, which it sets itself).
+//! longer side 512 unit lengths at any size and droplets that live 600 of
+//! them, for the same landforms at every resolution; it refuses `--cell-size`, which it sets itself).
 //! `--cell-size C` gives the landscape
 //! preset's cells their side in its unit length (`Channels::cell_size`: a
 //! cell of the 512² map it was tuned on, so `512 / side` for the same
@@ -48,11 +47,12 @@
 //! landscape preset `Channels::sea_level` (droplets end there, their load
 //! carried off: rivers keep their slopes to the coast), for `--model
 //! hydrology` its `sea_level` (particles entering the sea leave there).
-//! `--drain` rains on in rounds until the basins drain (`Channels::drain`,
-//! `Drain::default()`: half a droplet a cell a round while more than 4 % of
-//! the land lies in closed depressions, at most 4 more a cell), as
-//! `landscape-world` does; `--no-drain` rains the droplets alone (a time
-//! known in advance). Landscape presets only.
+//! The landscape presets rain on in rounds until the basins drain
+//! (`Channels::drain`, `Drain::default()`: half a droplet a cell a round
+//! while more than 4 % of the land lies in closed depressions, at most 4
+//! more a cell, ending early once two rounds in a row leave the basins'
+//! room as it was); `--no-drain` rains their droplets alone (a time known
+//! in advance), `--drain` asks for the rounds (landscape presets only).
 //!
 //! Without `--in` it generates a `--size` x `--size` terrain (default 256) for the
 //! seed: `NoiseTerrain` with the `noise` feature, the built-in `fbm_terrain`
