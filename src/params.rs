@@ -127,26 +127,27 @@ impl ErosionParams {
     }
 
     /// [`landscape`](Self::landscape) with
-    /// [`LANDSCAPE_DROPLETS_PER_CELL`](Self::LANDSCAPE_DROPLETS_PER_CELL)
-    /// droplets per cell of a `width` x `height` map (saturating at `u32::MAX`),
-    /// and the discharge map refreshed every
-    /// [`LANDSCAPE_REFRESH_PER_CELL`](Self::LANDSCAPE_REFRESH_PER_CELL)
-    /// droplets per cell (2 048 at 512 x 512; at least 1): so the maps
-    /// remember the same depth of rain at every map size, and rain in rounds
-    /// until the basins drain ([`Drain::default`]: half a droplet a cell a
-    /// round while more than 4 % of the land lies in closed depressions, at
-    /// most 4 more a cell, ending early once two rounds in a row leave the
-    /// basins' room as it was). A terrain that drains with the first
-    /// droplets takes no round and no more time; one whose basin holds takes
-    /// rounds until it drains: on ten 512² fBm terrains, two draws each, 17
-    /// of the 20 runs met every one of the landscape issue's targets with the
-    /// rounds, 9 without them, the slowest terrain at about three times its
-    /// time without; at 768² and 1024² a basin that held 16-19 % of the land
-    /// closed (two thirds of the channel cells flat) ends at 3-6 %
-    /// (docs/landscape.md). Set [`Channels::drain`] to `None` for the
-    /// droplets alone, in a time known in advance. Its lengths are in cells,
-    /// so the landforms scale with the cells (on one fBm landscape θ is 0.34,
-    /// 0.28 and 0.20 at 256², 512² and 1024²); for the same landforms at
+    /// [`LANDSCAPE_DROPLETS_PER_CELL`](Self::LANDSCAPE_DROPLETS_PER_CELL) droplets
+    /// per cell of a `width` x `height` map (saturating at `u32::MAX`), and the
+    /// discharge map refreshed every
+    /// [`LANDSCAPE_REFRESH_PER_CELL`](Self::LANDSCAPE_REFRESH_PER_CELL) droplets
+    /// per cell (2 048 at 512 x 512; at least 1): so the maps remember the same
+    /// depth of rain at every map size, and rain in rounds until the basins drain
+    /// ([`Drain::default`]: half a droplet a cell a round while more than 4 % of
+    /// the land lies in closed depressions, at most 4 more a cell, ending early
+    /// once two rounds in a row fail to shrink the room in the basins by a tenth).
+    /// A terrain that drains with the first droplets takes no round and no more
+    /// time; one whose basin holds takes rounds until it drains: on ten 512² fBm
+    /// terrains, two draws each, 17 of the 20 runs met every one of the landscape
+    /// issue's targets with the rounds, 9 without them, the slowest terrain at
+    /// about three times its time without; at 768² and 1024² a basin that held
+    /// 16-19 % of the land closed (two thirds of the channel cells flat) ends at
+    /// 3-6 % (docs/landscape.md). Set [`Channels::drain`] to `None` for the
+    /// droplets alone, in a time known in advance, and where a run is one of many
+    /// small ones (a few droplets a frame, or a [`Pipeline`](crate::Pipeline)'s
+    /// rounds): every run with rounds rains on until its basins drain. Its lengths
+    /// are in cells, so the landforms scale with the cells (on one fBm landscape θ
+    /// is 0.34, 0.28 and 0.20 at 256², 512² and 1024²); for the same landforms at
     /// every size use [`landscape_world`](Self::landscape_world).
     pub fn landscape_for(width: usize, height: usize) -> Self {
         let landscape = Self::landscape();
