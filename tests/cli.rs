@@ -8,13 +8,33 @@ fn tool(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_hydraulic-erosion")).args(args).output().expect("the tool runs")
 }
 
+/// A folder of one test's own for the tool's files, removed when dropped
+/// (a failing test's too).
+struct OutDir(std::path::PathBuf);
+
+impl OutDir {
+    fn new(name: &str) -> Self {
+        Self(std::env::temp_dir().join(format!("he-cli-{name}-{}", std::process::id())))
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().expect("a temporary folder with a UTF-8 path")
+    }
+}
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 #[test]
 fn cell_size_needs_a_model_with_world_units_and_a_valid_size() {
     let out = tool(&["--preset", "seeds", "--cell-size", "2"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--cell-size needs"));
-    let dir = std::env::temp_dir().join(format!("he-cli-{}", std::process::id()));
-    let dir = dir.to_str().unwrap();
+    let out_dir = OutDir::new("run");
+    let dir = out_dir.path();
     let out = tool(&["--size", "32", "--cell-size", "100", "--out-dir", dir]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("channels.cell_size"));
@@ -41,7 +61,6 @@ fn cell_size_needs_a_model_with_world_units_and_a_valid_size() {
     let out = tool(&[&hydrology[..], &["--cell-size", "0.5"]].concat());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_ne!(std::fs::read(format!("{dir}/after.r32")).unwrap(), heights);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -66,8 +85,8 @@ fn drain_and_no_drain_need_the_landscape_preset() {
     // The landscape presets rain in rounds until the basins drain: this
     // terrain takes one (2 droplets a cell, not 1.5); `--drain` is the same
     // run, `--no-drain` the droplets alone.
-    let dir = std::env::temp_dir().join(format!("he-cli-drain-{}", std::process::id()));
-    let dir = dir.to_str().unwrap();
+    let out_dir = OutDir::new("drain");
+    let dir = out_dir.path();
     let run = |extra: &[&str]| {
         let out = tool(&[&["--size", "64", "--seed", "2", "--out-dir", dir][..], extra].concat());
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -83,7 +102,6 @@ fn drain_and_no_drain_need_the_landscape_preset() {
     assert_ne!(alone, rounds);
     let world = ["--preset", "landscape-world"];
     assert_ne!(run(&world).1, run(&[&world[..], &["--no-drain"]].concat()).1);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -96,8 +114,8 @@ fn sea_level_needs_the_landscape_preset_or_hydrology_and_a_finite_height() {
     let out = tool(&["--size", "32", "--sea-level", "NaN"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("finite"));
-    let dir = std::env::temp_dir().join(format!("he-cli-sea-{}", std::process::id()));
-    let dir = dir.to_str().unwrap();
+    let out_dir = OutDir::new("sea");
+    let dir = out_dir.path();
     // A sea above every height: each droplet ends where it starts, nothing moves.
     let out = tool(&["--size", "48", "--sea-level", "10", "--out-dir", dir]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -118,13 +136,12 @@ fn sea_level_needs_the_landscape_preset_or_hydrology_and_a_finite_height() {
         dir,
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn a_bad_repose_angle_is_refused_before_the_run() {
-    let dir = std::env::temp_dir().join(format!("he-cli-repose-{}", std::process::id()));
-    let dir = dir.to_str().unwrap();
+    let out_dir = OutDir::new("repose");
+    let dir = out_dir.path();
     for angle in ["90", "0", "-5", "NaN"] {
         let out = tool(&["--size", "32", "--repose", angle, "--out-dir", dir]);
         assert!(!out.status.success(), "--repose {angle}");
@@ -140,7 +157,6 @@ fn a_bad_repose_angle_is_refused_before_the_run() {
         String::from_utf8_lossy(&out.stdout).contains("thermal:")
             || String::from_utf8_lossy(&out.stderr).contains("thermal:")
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -153,8 +169,8 @@ fn the_world_preset_is_a_preset_of_its_own() {
     let out = tool(&["--preset", "landscape-world", "--cell-size", "2"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("landscape-world sets the cell size itself"));
-    let dir = std::env::temp_dir().join(format!("he-cli-world-{}", std::process::id()));
-    let dir = dir.to_str().unwrap();
+    let out_dir = OutDir::new("world");
+    let dir = out_dir.path();
     let out = tool(&["--size", "64", "--preset", "landscape-world", "--out-dir", dir]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("conserved"));
@@ -165,5 +181,4 @@ fn the_world_preset_is_a_preset_of_its_own() {
     let out = tool(&["--size", "64", "--cell-size", "8", "--drain", "--out-dir", dir]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_ne!(std::fs::read(format!("{dir}/after.r32")).unwrap(), world);
-    let _ = std::fs::remove_dir_all(dir);
 }
