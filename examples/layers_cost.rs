@@ -18,11 +18,11 @@
 //! most (1.10-1.19 from one run to the next of one build).
 //!
 //! `physical` runs the seeds' model (`ErosionParams::default()`) and
-//! `landscape` the landscape preset (`ErosionParams::landscape_for`), in
-//! `--mode` (default `fast`, what `erode` runs: lockstep for the seeds'
-//! model, one droplet after another for the preset; `lockstep` runs the
-//! preset's interleaved kernel); `snowball` and `hydrology` run their
-//! defaults.
+//! `landscape` the landscape preset (`ErosionParams::landscape_for`, its
+//! droplets without the rounds of rain), in `--mode` (default `fast`, what
+//! `erode` runs: lockstep for the seeds' model, the tiles for the preset;
+//! `lockstep` runs the preset's interleaved kernel); `snowball` and
+//! `hydrology` run their defaults.
 //! Prints one line: the time a step without and with layers (ns, summed over
 //! the chunks), their ratio, and the median and quartiles of the chunks' own
 //! ratios.
