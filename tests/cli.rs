@@ -8,6 +8,15 @@ fn tool(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_hydraulic-erosion")).args(args).output().expect("the tool runs")
 }
 
+/// Runs the tool with `args` and checks that it refuses them, saying `says`
+/// on stderr.
+fn refuses(args: &[&str], says: &str) {
+    let out = tool(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} ran");
+    assert!(stderr.contains(says), "{args:?}: {stderr}");
+}
+
 /// A folder of one test's own for the tool's files, removed when dropped
 /// (a failing test's too).
 struct OutDir(std::path::PathBuf);
@@ -30,14 +39,10 @@ impl Drop for OutDir {
 
 #[test]
 fn cell_size_needs_a_model_with_world_units_and_a_valid_size() {
-    let out = tool(&["--preset", "seeds", "--cell-size", "2"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--cell-size needs"));
+    refuses(&["--preset", "seeds", "--cell-size", "2"], "--cell-size needs");
     let out_dir = OutDir::new("run");
     let dir = out_dir.path();
-    let out = tool(&["--size", "32", "--cell-size", "100", "--out-dir", dir]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("channels.cell_size"));
+    refuses(&["--size", "32", "--cell-size", "100", "--out-dir", dir], "channels.cell_size");
     let out = tool(&["--size", "48", "--cell-size", "2", "--out-dir", dir]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let heights = std::fs::read(format!("{dir}/after.r32")).unwrap();
@@ -46,15 +51,11 @@ fn cell_size_needs_a_model_with_world_units_and_a_valid_size() {
     assert!(tool(&["--size", "48", "--out-dir", dir]).status.success());
     assert_ne!(std::fs::read(format!("{dir}/after.r32")).unwrap(), heights);
     // Snowball takes it too, and names its own field when out of range.
-    let out = tool(&["--model", "snowball", "--cell-size", "1e-5", "--out-dir", dir]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cell_size"));
+    refuses(&["--model", "snowball", "--cell-size", "1e-5", "--out-dir", dir], "cell_size");
     let out = tool(&["--model", "snowball", "--size", "48", "--cell-size", "0.5", "--out-dir", dir]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // And Hydrology: 10 is valid alone but its rates times dt * 10 pass 1.
-    let out = tool(&["--model", "hydrology", "--cell-size", "10", "--out-dir", dir]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cell_size"));
+    refuses(&["--model", "hydrology", "--cell-size", "10", "--out-dir", dir], "cell_size");
     let hydrology = ["--model", "hydrology", "--size", "48", "--droplets", "3000", "--out-dir", dir];
     assert!(tool(&hydrology).status.success());
     let heights = std::fs::read(format!("{dir}/after.r32")).unwrap();
@@ -72,16 +73,9 @@ fn drain_and_no_drain_need_the_landscape_preset() {
         &["--model", "snowball", "--no-drain"],
         &["--preset", "seeds", "--no-drain"],
     ] {
-        let out = tool(args);
-        assert!(!out.status.success(), "{args:?}");
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains("need the physical model's landscape preset"),
-            "{args:?}"
-        );
+        refuses(args, "need the physical model's landscape preset");
     }
-    let out = tool(&["--drain", "--no-drain"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("one at most"));
+    refuses(&["--drain", "--no-drain"], "one at most");
     // The landscape presets rain in rounds until the basins drain: this
     // terrain takes one (2 droplets a cell, not 1.5); `--drain` is the same
     // run, `--no-drain` the droplets alone.
@@ -107,13 +101,9 @@ fn drain_and_no_drain_need_the_landscape_preset() {
 #[test]
 fn sea_level_needs_the_landscape_preset_or_hydrology_and_a_finite_height() {
     for args in [["--model", "snowball", "--sea-level", "0.1"], ["--preset", "seeds", "--sea-level", "0.1"]] {
-        let out = tool(&args);
-        assert!(!out.status.success(), "{args:?}");
-        assert!(String::from_utf8_lossy(&out.stderr).contains("--sea-level needs"), "{args:?}");
+        refuses(&args, "--sea-level needs");
     }
-    let out = tool(&["--size", "32", "--sea-level", "NaN"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("finite"));
+    refuses(&["--size", "32", "--sea-level", "NaN"], "finite");
     let out_dir = OutDir::new("sea");
     let dir = out_dir.path();
     // A sea above every height: each droplet ends where it starts, nothing moves.
@@ -161,14 +151,13 @@ fn a_bad_repose_angle_is_refused_before_the_run() {
 
 #[test]
 fn the_world_preset_is_a_preset_of_its_own() {
-    let out = tool(&["--preset", "world"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("available: landscape, landscape-world, seeds"));
+    refuses(&["--preset", "world"], "available: landscape, landscape-world, seeds");
     // The world preset derives its cell size from the map: one given as well
     // is refused, not silently put in its place.
-    let out = tool(&["--preset", "landscape-world", "--cell-size", "2"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("landscape-world sets the cell size itself"));
+    refuses(
+        &["--preset", "landscape-world", "--cell-size", "2"],
+        "landscape-world sets the cell size itself",
+    );
     let out_dir = OutDir::new("world");
     let dir = out_dir.path();
     let out = tool(&["--size", "64", "--preset", "landscape-world", "--out-dir", dir]);

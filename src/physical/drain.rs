@@ -132,15 +132,7 @@ mod tests {
     /// and, on the left, a sea cell on the border.
     #[test]
     fn the_closed_land_counts_land_cells_below_their_spill_level() {
-        fn closed_share(
-            heights: &[f32],
-            w: usize,
-            h: usize,
-            sea: f32,
-            active: Option<&[f32]>,
-        ) -> Option<f64> {
-            closed_land(heights, w, h, sea, active).map(|c| c.share)
-        }
+        let closed = |share, volume| Some(Closed { share, volume });
         #[rustfmt::skip]
         let heights = vec![
             5.0, 5.0, 5.0, 5.0, 5.0,
@@ -149,23 +141,20 @@ mod tests {
             5.0, 4.0, 4.0, 4.0, 5.0,
             5.0, 5.0, 5.0, 5.0, 5.0,
         ];
-        assert_eq!(
-            closed_land(&heights, 5, 5, f32::NEG_INFINITY, None),
-            Some(Closed { share: 1.0 / 25.0, volume: 1.0 })
-        );
+        assert_eq!(closed_land(&heights, 5, 5, f32::NEG_INFINITY, None), closed(1.0 / 25.0, 1.0));
         // With the sea: 24 land cells, the pit one of them.
-        assert_eq!(closed_share(&heights, 5, 5, 0.5, None), Some(1.0 / 24.0));
+        assert_eq!(closed_land(&heights, 5, 5, 0.5, None), closed(1.0 / 24.0, 1.0));
         // All sea: no land.
-        assert_eq!(closed_share(&heights, 5, 5, 10.0, None), Some(0.0));
+        assert_eq!(closed_land(&heights, 5, 5, 10.0, None), closed(0.0, 0.0));
         // Under an active mask of 0 the pit and the left column do not
         // count: 19 cells of land, none closed; with the pit at 0.5, 1 of 20.
         let mut active = vec![1.0f32; 25];
         for i in [0, 5, 10, 12, 15, 20] {
             active[i] = 0.0;
         }
-        assert_eq!(closed_share(&heights, 5, 5, f32::NEG_INFINITY, Some(&active)), Some(0.0));
+        assert_eq!(closed_land(&heights, 5, 5, f32::NEG_INFINITY, Some(&active)), closed(0.0, 0.0));
         active[12] = 0.5;
-        assert_eq!(closed_share(&heights, 5, 5, f32::NEG_INFINITY, Some(&active)), Some(1.0 / 20.0));
+        assert_eq!(closed_land(&heights, 5, 5, f32::NEG_INFINITY, Some(&active)), closed(1.0 / 20.0, 1.0));
     }
 
     /// A 10 x 10 map of height 5 with single-cell pits (depth 2) at the
