@@ -225,6 +225,7 @@ fn override_field(mut p: ErosionParams, set: &str) -> Result<ErosionParams, Stri
         "channels.drain.closed" => c.drain = Some(Drain { closed: v, ..c.drain.unwrap_or_default() }),
         "channels.drain.round" => c.drain = Some(Drain { round: v, ..c.drain.unwrap_or_default() }),
         "channels.drain.most" => c.drain = Some(Drain { most: v, ..c.drain.unwrap_or_default() }),
+        "channels.drain.basin" => c.drain = Some(Drain { basin: v, ..c.drain.unwrap_or_default() }),
         // Hydrology's own, read by `override_hydrology`.
         other if other.starts_with("hydrology.") => {}
         other => return Err(format!("--set: unknown field {other}")),

@@ -135,7 +135,8 @@ impl ErosionParams {
     /// depth of rain at every map size, and rain in rounds until the basins drain
     /// ([`Drain::default`]: half a droplet a cell a round while more than 4 % of
     /// the land lies in closed depressions, at most 4 more a cell, ending early
-    /// once two rounds in a row fail to shrink the room in the basins by a tenth).
+    /// once two rounds in a row fail to shrink the room in the basins by a tenth;
+    /// none where no basin of 0.3 % of the land holds after the first droplets).
     /// A terrain that drains with the first droplets takes no round and no more
     /// time; one whose basin holds takes rounds until it drains: on ten 512² fBm
     /// terrains, two draws each, 17 of the 20 runs met every one of the landscape

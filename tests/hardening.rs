@@ -220,8 +220,13 @@ fn arb_channels() -> impl Strategy<Value = Channels> {
         // `droplet_budget`; the range's top, 1e6 a cell, would run for
         // hours); rounds over the whole range.
         prop::option::of(
-            (ranged(0.0, 1.0, false), ranged(0.05, 1e6, false), ranged(0.0, 0.002, false))
-                .prop_map(|(closed, round, most)| Drain { closed, round, most }),
+            (
+                ranged(0.0, 1.0, false),
+                ranged(0.05, 1e6, false),
+                ranged(0.0, 0.002, false),
+                ranged(0.0, 1.0, false),
+            )
+                .prop_map(|(closed, round, most, basin)| Drain { closed, round, most, basin }),
         ),
     )
         .prop_map(

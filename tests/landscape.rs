@@ -306,7 +306,7 @@ fn the_preset_leaves_no_pits_on_a_smooth_dome() {
 #[test]
 fn out_of_range_channel_fields_are_typed_errors() {
     let drain = |d: Drain| Channels { drain: Some(d), ..Channels::default() };
-    let cases: [(Channels, &str); 20] = [
+    let cases: [(Channels, &str); 23] = [
         (Channels { capacity: -1.0, ..Channels::default() }, "channels.capacity"),
         (Channels { discharge_gain: f32::NAN, ..Channels::default() }, "channels.discharge_gain"),
         (Channels { channel_area: 0.0, ..Channels::default() }, "channels.channel_area"),
@@ -327,6 +327,9 @@ fn out_of_range_channel_fields_are_typed_errors() {
         (drain(Drain { round: f32::INFINITY, ..Drain::default() }), "channels.drain.round"),
         (drain(Drain { most: -1.0, ..Drain::default() }), "channels.drain.most"),
         (drain(Drain { most: f32::NAN, ..Drain::default() }), "channels.drain.most"),
+        (drain(Drain { basin: -0.01, ..Drain::default() }), "channels.drain.basin"),
+        (drain(Drain { basin: 1.5, ..Drain::default() }), "channels.drain.basin"),
+        (drain(Drain { basin: f32::NAN, ..Drain::default() }), "channels.drain.basin"),
     ];
     for (channels, field) in cases {
         assert_eq!(channels.validate().unwrap_err().field(), field);
@@ -335,15 +338,16 @@ fn out_of_range_channel_fields_are_typed_errors() {
     }
     assert!(Channels::default().validate().is_ok());
     assert!(drain(Drain::default()).validate().is_ok());
-    assert!(drain(Drain { closed: 0.0, round: 1e6, most: 0.0 }).validate().is_ok());
-    assert!(drain(Drain { closed: 1.0, round: 0.05, most: 1e6 }).validate().is_ok());
+    assert!(drain(Drain { closed: 0.0, round: 1e6, most: 0.0, basin: 0.0 }).validate().is_ok());
+    assert!(drain(Drain { closed: 1.0, round: 0.05, most: 1e6, basin: 1.0 }).validate().is_ok());
     assert!(ErosionParams::landscape().validate().is_ok());
 }
 
-/// The preset with rain in rounds: `closed` 0 (any closed cell asks for
-/// more) and rounds of half a droplet a cell, one droplet a cell in all.
+/// The preset with rain in rounds: `closed` 0 and `basin` 0 (any closed
+/// cell asks for more) and rounds of half a droplet a cell, one droplet a
+/// cell in all.
 fn draining(droplets: u32, closed: f32) -> ErosionParams {
-    let drain = Drain { closed, round: 0.5, most: 1.0 };
+    let drain = Drain { closed, round: 0.5, most: 1.0, basin: 0.0 };
     ErosionParams {
         channels: Some(Channels { drain: Some(drain), ..Channels::default() }),
         ..preset(droplets)
@@ -389,7 +393,8 @@ fn rain_in_rounds_drains_a_crater() {
         depth.cells().iter().filter(|&&d| d > 0.0).count() as f64 / map.len() as f64
     };
     assert!(share(&before) > 0.1, "the crater is closed: {}", share(&before));
-    let drain = Drain { closed: 0.02, round: 1.0, most: 12.0 };
+    // The default `basin`: the crater is one.
+    let drain = Drain { closed: 0.02, round: 1.0, most: 12.0, ..Drain::default() };
     let params = ErosionParams {
         channels: Some(Channels { drain: Some(drain), ..Channels::default() }),
         ..preset(9_216)

@@ -4,6 +4,7 @@ use crate::analysis::{Fill, fill_depressions_to};
 use crate::channels::{Channels, Drain};
 use crate::controls::Gate;
 use crate::grid::GridRef;
+use alloc::vec::Vec;
 
 /// The extra rounds of a landscape run with [`Channels::drain`] set.
 #[derive(Clone, Copy, Debug)]
@@ -50,13 +51,15 @@ impl Rounds {
     /// [`Drain::closed`] of the land `gate` admits lies in closed
     /// depressions and extra rain is left, unless two rounds in a row have
     /// failed to shrink the room in them (their volume) by a tenth below the
-    /// least it has been; else 0 (and none after that).
+    /// least it has been, or the first measure finds no basin among them
+    /// (connected closed land of at least [`Drain::basin`] of the land);
+    /// else 0 (and none after that).
     pub(super) fn next(&mut self, heights: &[f32], width: usize, height: usize, gate: &Gate<'_>) -> u64 {
         let Some(drain) = self.drain else { return 0 };
         if self.left == 0 {
             return 0;
         }
-        let Some(closed) = closed_land(heights, width, height, self.sea, gate.active) else {
+        let Some(closed) = closed_land(heights, width, height, self.sea, gate.active, drain.basin) else {
             self.left = 0;
             return 0;
         };
@@ -70,8 +73,13 @@ impl Rounds {
             Some(least) if closed.volume >= least * PROGRESS => self.misses += 1,
             _ => self.misses = 0,
         }
+        // Pools alone after the first rain are the rain's own: the rounds
+        // are for basins the noise left. Once a basin has started them,
+        // the pools it leaves drain with it or end the rain by the rule
+        // above.
+        let no_basin = self.least.is_none() && closed.basins == 0.0;
         self.least = Some(self.least.map_or(closed.volume, |least| least.min(closed.volume)));
-        if closed.share <= f64::from(drain.closed) || self.misses >= PATIENCE {
+        if closed.share <= f64::from(drain.closed) || no_basin || self.misses >= PATIENCE {
             self.left = 0;
             return 0;
         }
@@ -86,8 +94,11 @@ impl Rounds {
 pub(super) struct Closed {
     /// The share of the land in closed depressions.
     pub(super) share: f64,
-    /// The room in them: the sum over that land of the fill's depth
-    /// (height x cells).
+    /// The share of the land in basins: the closed depressions large enough
+    /// to count as one.
+    pub(super) basins: f64,
+    /// The room in the depressions: the sum over their land of the fill's
+    /// depth (height x cells).
     pub(super) volume: f64,
 }
 
@@ -95,29 +106,82 @@ pub(super) struct Closed {
 /// above 0 in it: the cells a run may change) in closed depressions: deeper
 /// than 0 after a flat priority-flood fill of the whole map whose outlets
 /// are the border and the sea. A basin under a mask of 0 never drains, so it
-/// does not count. `None` where the fill's buffers cannot be allocated (or
-/// the map has more than `u32::MAX` cells).
+/// does not count. The basins are the closed cells connected (through their
+/// eight neighbours) to at least `basin` of the land. `None` where the
+/// buffers cannot be allocated (or the map has more than `u32::MAX` cells).
 pub(super) fn closed_land(
     heights: &[f32],
     width: usize,
     height: usize,
     sea: f32,
     active: Option<&[f32]>,
+    basin: f32,
 ) -> Option<Closed> {
     let map = GridRef::new_unchecked(width, height, heights);
     let filled = fill_depressions_to(&map, Fill::Flat, |i| heights[i] <= sea).ok()?;
     let counted = |i: usize| heights[i] > sea && active.is_none_or(|a| a[i] > 0.0);
     let depth = filled.depth.cells();
-    let (mut land, mut closed, mut volume) = (0usize, 0usize, 0.0f64);
-    for i in (0..heights.len()).filter(|&i| counted(i)) {
-        land += 1;
-        if depth[i] > 0.0 {
-            closed += 1;
-            volume += f64::from(depth[i]);
-        }
+    let land = (0..heights.len()).filter(|&i| counted(i)).count();
+    if land == 0 {
+        return Some(Closed { share: 0.0, basins: 0.0, volume: 0.0 });
     }
-    let share = if land == 0 { 0.0 } else { closed as f64 / land as f64 };
-    Some(Closed { share, volume })
+    let least = f64::from(basin) * land as f64;
+    let (mut closed, mut in_basins, mut volume) = (0usize, 0usize, 0.0f64);
+    for_each_depression(depth, width, |cells| {
+        let (mut size, mut room) = (0usize, 0.0f64);
+        for &i in cells.iter().filter(|&&i| counted(i as usize)) {
+            size += 1;
+            room += f64::from(depth[i as usize]);
+        }
+        closed += size;
+        volume += room;
+        if size > 0 && size as f64 >= least {
+            in_basins += size;
+        }
+    })?;
+    let share_of = |cells: usize| cells as f64 / land as f64;
+    Some(Closed { share: share_of(closed), basins: share_of(in_basins), volume })
+}
+
+/// Calls `visit` with the cells of each connected patch (through the eight
+/// neighbours) of cells deeper than 0 in `depth` (`width` wide), in order of
+/// their first cell. `None` where the buffers cannot be allocated or the map
+/// has more than `u32::MAX` cells.
+fn for_each_depression(depth: &[f32], width: usize, mut visit: impl FnMut(&[u32])) -> Option<()> {
+    u32::try_from(depth.len()).ok()?;
+    let height = depth.len() / width.max(1);
+    let mut seen = Vec::new();
+    seen.try_reserve_exact(depth.len()).ok()?;
+    seen.resize(depth.len(), false);
+    // The patch's cells, each pushed once: the stack is the patch.
+    let mut patch: Vec<u32> = Vec::new();
+    for start in 0..depth.len() {
+        if depth[start] <= 0.0 || seen[start] {
+            continue;
+        }
+        patch.clear();
+        patch.try_reserve(1).ok()?;
+        patch.push(start as u32);
+        seen[start] = true;
+        let mut next = 0;
+        while next < patch.len() {
+            let i = patch[next] as usize;
+            next += 1;
+            let (x, y) = (i % width, i / width);
+            for ny in y.saturating_sub(1)..=(y + 1).min(height - 1) {
+                for nx in x.saturating_sub(1)..=(x + 1).min(width - 1) {
+                    let j = ny * width + nx;
+                    if depth[j] > 0.0 && !seen[j] {
+                        seen[j] = true;
+                        patch.try_reserve(1).ok()?;
+                        patch.push(j as u32);
+                    }
+                }
+            }
+        }
+        visit(&patch);
+    }
+    Some(())
 }
 
 #[cfg(test)]
@@ -132,7 +196,7 @@ mod tests {
     /// and, on the left, a sea cell on the border.
     #[test]
     fn the_closed_land_counts_land_cells_below_their_spill_level() {
-        let closed = |share, volume| Some(Closed { share, volume });
+        let closed = |share, volume| Some(Closed { share, basins: share, volume });
         #[rustfmt::skip]
         let heights = vec![
             5.0, 5.0, 5.0, 5.0, 5.0,
@@ -141,20 +205,23 @@ mod tests {
             5.0, 4.0, 4.0, 4.0, 5.0,
             5.0, 5.0, 5.0, 5.0, 5.0,
         ];
-        assert_eq!(closed_land(&heights, 5, 5, f32::NEG_INFINITY, None), closed(1.0 / 25.0, 1.0));
+        assert_eq!(closed_land(&heights, 5, 5, f32::NEG_INFINITY, None, 0.0), closed(1.0 / 25.0, 1.0));
         // With the sea: 24 land cells, the pit one of them.
-        assert_eq!(closed_land(&heights, 5, 5, 0.5, None), closed(1.0 / 24.0, 1.0));
+        assert_eq!(closed_land(&heights, 5, 5, 0.5, None, 0.0), closed(1.0 / 24.0, 1.0));
         // All sea: no land.
-        assert_eq!(closed_land(&heights, 5, 5, 10.0, None), closed(0.0, 0.0));
+        assert_eq!(closed_land(&heights, 5, 5, 10.0, None, 0.0), closed(0.0, 0.0));
         // Under an active mask of 0 the pit and the left column do not
         // count: 19 cells of land, none closed; with the pit at 0.5, 1 of 20.
         let mut active = vec![1.0f32; 25];
         for i in [0, 5, 10, 12, 15, 20] {
             active[i] = 0.0;
         }
-        assert_eq!(closed_land(&heights, 5, 5, f32::NEG_INFINITY, Some(&active)), closed(0.0, 0.0));
+        assert_eq!(closed_land(&heights, 5, 5, f32::NEG_INFINITY, Some(&active), 0.0), closed(0.0, 0.0));
         active[12] = 0.5;
-        assert_eq!(closed_land(&heights, 5, 5, f32::NEG_INFINITY, Some(&active)), closed(1.0 / 20.0, 1.0));
+        assert_eq!(
+            closed_land(&heights, 5, 5, f32::NEG_INFINITY, Some(&active), 0.0),
+            closed(1.0 / 20.0, 1.0)
+        );
     }
 
     /// A 10 x 10 map of height 5 with single-cell pits (depth 2) at the
@@ -172,7 +239,7 @@ mod tests {
     #[test]
     fn rounds_stop_at_the_share_or_the_budget() {
         let open = Gate::default();
-        let drain = Drain { closed: 0.005, round: 0.4, most: 1.0 };
+        let drain = Drain { closed: 0.005, round: 0.4, most: 1.0, basin: 0.0 };
         let with = |drain: Drain, droplets: u32| {
             Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 100, droplets)
         };
@@ -195,7 +262,7 @@ mod tests {
     #[test]
     fn two_rounds_in_a_row_without_progress_end_the_rain() {
         let open = Gate::default();
-        let drain = Drain { closed: 0.005, round: 0.1, most: 4.0 };
+        let drain = Drain { closed: 0.005, round: 0.1, most: 4.0, basin: 0.0 };
         let with = || Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 100, 1);
         // A 10 x 10 map of height 5 with single-cell pits of these depths,
         // four cells apart: the volume is their sum.
@@ -217,5 +284,52 @@ mod tests {
         assert_eq!(rounds.next(&map(&[1.0, 1.0]), 10, 10, &open), 10, "2, filling up: progress");
         assert_eq!(rounds.next(&map(&[2.0, 2.0]), 10, 10, &open), 10, "4: a miss");
         assert_eq!(rounds.next(&map(&[1.0, 0.9]), 10, 10, &open), 0, "1.9, not below 2 x 0.9: two");
+    }
+
+    /// Closed cells touching through an edge or a corner are one patch; a
+    /// patch of at least `basin` of the land is a basin.
+    #[test]
+    fn basins_are_patches_of_closed_land_at_least_basin_large() {
+        // 10 x 10 of height 5: a patch of three closed cells, two of them
+        // touching only at a corner (depths 1, 2, 1), and a pit apart
+        // (depth 3).
+        let mut heights = vec![5.0f32; 100];
+        for (i, depth) in [(22, 1.0), (33, 2.0), (34, 1.0), (77, 3.0)] {
+            heights[i] = 5.0 - depth;
+        }
+        let closed = |basin| closed_land(&heights, 10, 10, f32::NEG_INFINITY, None, basin);
+        let all = Closed { share: 0.04, basins: 0.04, volume: 7.0 };
+        assert_eq!(closed(0.0), Some(all));
+        assert_eq!(closed(0.01), Some(all), "one cell of 100 is a basin at 0.01");
+        assert_eq!(closed(0.02), Some(Closed { basins: 0.03, ..all }), "the pit is not");
+        assert_eq!(closed(0.03), Some(Closed { basins: 0.03, ..all }));
+        assert_eq!(closed(0.031), Some(Closed { basins: 0.0, ..all }), "nor is the patch");
+        // Under an active mask of 0 a patch's cells do not count: the patch
+        // keeps two of its three.
+        let mut active = vec![1.0f32; 100];
+        active[22] = 0.0;
+        let masked = closed_land(&heights, 10, 10, f32::NEG_INFINITY, Some(&active), 0.02);
+        let land = 99.0;
+        assert_eq!(masked, Some(Closed { share: 3.0 / land, basins: 2.0 / land, volume: 6.0 }));
+    }
+
+    /// Closed land above the share but in pools only (no patch of
+    /// `basin`) after the first rain takes no round; one basin among them
+    /// does, and the rounds go on by the share and the room once the basin
+    /// is gone.
+    #[test]
+    fn pools_alone_take_no_round() {
+        let open = Gate::default();
+        let drain = Drain { closed: 0.005, round: 0.1, most: 4.0, basin: 0.02 };
+        let with = || Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 100, 1);
+        let mut rounds = with();
+        assert_eq!(rounds.next(&pitted(4), 10, 10, &open), 0, "four pits of a cell each");
+        assert_eq!(rounds.next(&pitted(4), 10, 10, &open), 0, "ended");
+        let mut rounds = with();
+        let mut basin = pitted(4);
+        basin[23] = 3.0;
+        assert_eq!(rounds.next(&basin, 10, 10, &open), 10, "two pits side by side: room 10");
+        assert_eq!(rounds.next(&pitted(4), 10, 10, &open), 10, "pools alone, room 8: progress");
+        assert_eq!(rounds.next(&pitted(1), 10, 10, &open), 10, "room 2");
     }
 }
