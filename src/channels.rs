@@ -142,7 +142,9 @@ pub struct Channels {
 /// [`TerrainStats`](crate::analysis::TerrainStats) counts it; with an active
 /// mask, only the land it leaves above 0, since a basin the run may not
 /// change never drains), and while that share is above `closed` it rains
-/// `round` more droplets a cell, up to `most` more in all. The rounds start
+/// `round` times the run's droplets more, up to `most` times them in all
+/// (half a droplet a cell a round, and four in all, after the landscape
+/// preset's 1.5; a run asked for few droplets takes few more). The rounds start
 /// only where a basin holds after the run's droplets: connected closed land
 /// of at least `basin` of the land.
 ///
@@ -178,11 +180,15 @@ pub struct Drain {
     /// The share of the land in closed depressions at or below which the
     /// rain stops. Default 0.04; range `[0, 1]`.
     pub closed: f32,
-    /// Droplets a cell in each extra round. Default 0.5; range `[0.05,
-    /// 1e6]` (each round ends with a priority flood of the map, which costs
-    /// about what a twentieth of a droplet a cell does at 512²).
+    /// Droplets in each extra round, as a share of the run's droplets.
+    /// Default 1/3 (half a droplet a cell after the landscape preset's 1.5);
+    /// range `[0.01, 1e6]` (each round ends with a priority flood of the
+    /// map, which costs about what a twentieth of a droplet a cell does at
+    /// 512²).
     pub round: f32,
-    /// The most extra droplets a cell in all. Default 4; range `[0, 1e6]`.
+    /// The most extra droplets in all, as a multiple of the run's droplets:
+    /// a run asked for few droplets takes few more. Default 8/3 (4 a cell
+    /// after the preset's 1.5); range `[0, 1e6]`.
     pub most: f32,
     /// The least a basin holds, as a share of the land: connected closed
     /// land (through the eight neighbours) this large or larger is a basin,
@@ -194,7 +200,7 @@ pub struct Drain {
 
 impl Default for Drain {
     fn default() -> Self {
-        Self { closed: 0.04, round: 0.5, most: 4.0, basin: 0.003 }
+        Self { closed: 0.04, round: 1.0 / 3.0, most: 8.0 / 3.0, basin: 0.003 }
     }
 }
 
@@ -205,7 +211,7 @@ impl Drain {
     /// A [`ParamError`] naming the first field out of range.
     pub fn validate(&self) -> Result<(), ParamError> {
         check_range(self.closed, 0.0, 1.0, "channels.drain.closed", "finite and in [0, 1]")?;
-        check_range(self.round, 0.05, 1e6, "channels.drain.round", "finite and in [0.05, 1e6]")?;
+        check_range(self.round, 0.01, 1e6, "channels.drain.round", "finite and in [0.01, 1e6]")?;
         check_range(self.most, 0.0, 1e6, "channels.drain.most", "finite and in [0, 1e6]")?;
         check_range(self.basin, 0.0, 1.0, "channels.drain.basin", "finite and in [0, 1]")
     }

@@ -118,8 +118,8 @@ fn the_world_preset_spans_one_world_at_every_size() {
 fn fast_is_the_parallel_tiles_on_one_thread() {
     use hydraulic_erosion::{Parallel, ParallelParams};
     let before = fbm_terrain(150, 130, 4).unwrap();
-    // Without and with rain in rounds (two extra rounds of 9 750).
-    for (params, droplets) in [(preset(30_000), 30_000), (draining(30_000, 0.0), 30_000 + 2 * 9_750)] {
+    // Without and with rain in rounds (two extra rounds of 14 400).
+    for (params, droplets) in [(preset(30_000), 30_000), (draining(30_000, 0.0), 30_000 + 2 * 14_400)] {
         let mut fast = before.clone();
         let report = run(params, &mut fast, 5, Mode::Fast);
         assert_eq!(report.droplets, droplets);
@@ -323,7 +323,7 @@ fn out_of_range_channel_fields_are_typed_errors() {
         (Channels { sea_level: Some(f32::NEG_INFINITY), ..Channels::default() }, "channels.sea_level"),
         (drain(Drain { closed: -0.1, ..Drain::default() }), "channels.drain.closed"),
         (drain(Drain { closed: f32::NAN, ..Drain::default() }), "channels.drain.closed"),
-        (drain(Drain { round: 0.04, ..Drain::default() }), "channels.drain.round"),
+        (drain(Drain { round: 0.009, ..Drain::default() }), "channels.drain.round"),
         (drain(Drain { round: f32::INFINITY, ..Drain::default() }), "channels.drain.round"),
         (drain(Drain { most: -1.0, ..Drain::default() }), "channels.drain.most"),
         (drain(Drain { most: f32::NAN, ..Drain::default() }), "channels.drain.most"),
@@ -339,15 +339,15 @@ fn out_of_range_channel_fields_are_typed_errors() {
     assert!(Channels::default().validate().is_ok());
     assert!(drain(Drain::default()).validate().is_ok());
     assert!(drain(Drain { closed: 0.0, round: 1e6, most: 0.0, basin: 0.0 }).validate().is_ok());
-    assert!(drain(Drain { closed: 1.0, round: 0.05, most: 1e6, basin: 1.0 }).validate().is_ok());
+    assert!(drain(Drain { closed: 1.0, round: 0.01, most: 1e6, basin: 1.0 }).validate().is_ok());
     assert!(ErosionParams::landscape().validate().is_ok());
 }
 
 /// The preset with rain in rounds: `closed` 0 and `basin` 0 (any closed
-/// cell asks for more) and rounds of half a droplet a cell, one droplet a
-/// cell in all.
+/// cell asks for more) and rounds of 0.48 of the run's droplets, 0.96 of
+/// them in all.
 fn draining(droplets: u32, closed: f32) -> ErosionParams {
-    let drain = Drain { closed, round: 0.5, most: 1.0, basin: 0.0 };
+    let drain = Drain { closed, round: 0.48, most: 0.96, basin: 0.0 };
     ErosionParams {
         channels: Some(Channels { drain: Some(drain), ..Channels::default() }),
         ..preset(droplets)
@@ -357,7 +357,7 @@ fn draining(droplets: u32, closed: f32) -> ErosionParams {
 #[test]
 fn rain_in_rounds_runs_until_the_budget_in_every_mode() {
     // 96 x 80 fBm keeps some closed cell after any rain: two rounds of 3 840
-    // droplets (half a droplet a cell), the budget of one a cell.
+    // droplets (0.48 of the run's 8 000), the budget of 0.96 of them.
     let before = fbm_terrain(96, 80, 2).unwrap();
     for mode in MODES {
         let (mut a, mut b) = (before.clone(), before.clone());
@@ -372,6 +372,22 @@ fn rain_in_rounds_runs_until_the_budget_in_every_mode() {
         assert_eq!(once.droplets, 8_000, "{mode:?}");
         assert_eq!(run(preset(8_000), &mut d, 3, mode), once, "{mode:?}");
         assert_eq!(c.cells(), d.cells(), "{mode:?}");
+    }
+}
+
+/// The rounds scale with the run: a preset run asked for few droplets takes
+/// few more (8/3 of them at most), not the preset's four a cell.
+#[test]
+fn a_small_run_takes_small_rounds() {
+    let before = fbm_terrain(96, 80, 2).unwrap();
+    let params = ErosionParams { droplets: 300, ..ErosionParams::landscape_for(96, 80) };
+    for mode in MODES {
+        let mut map = before.clone();
+        let report = run(params, &mut map, 3, mode);
+        // Rounds of 100: 300 droplets leave the noise's basins closed.
+        assert!(report.droplets > 300 && report.droplets <= 300 + 800, "{mode:?}: {}", report.droplets);
+        assert_eq!((report.droplets - 300) % 100, 0, "{mode:?}: whole rounds");
+        assert!(MassBalance::of_run(&before, &map, &report).is_conserved(), "{mode:?}");
     }
 }
 

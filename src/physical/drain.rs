@@ -29,18 +29,18 @@ const PROGRESS: f64 = 0.9;
 const PATIENCE: u32 = 2;
 
 impl Rounds {
-    /// The rounds `channels` ask for on a map of `cells` cells, after a run
-    /// of `droplets` droplets: none after none (rounds are more of the run's
-    /// rain; a run asked for no droplets leaves the map as it is).
-    pub(super) fn new(channels: &Channels, cells: usize, droplets: u32) -> Self {
+    /// The rounds `channels` ask for after a run of `droplets` droplets:
+    /// none after none (rounds are more of the run's rain; a run asked for
+    /// no droplets leaves the map as it is).
+    pub(super) fn new(channels: &Channels, droplets: u32) -> Self {
         // Rounded half up (`as` saturates; `round` needs `std`).
-        let per_map = |per_cell: f32| (f64::from(per_cell) * cells as f64 + 0.5) as u64;
+        let of_run = |share: f32| (f64::from(share) * f64::from(droplets) + 0.5) as u64;
         let drain = channels.drain.filter(|_| droplets > 0);
         Self {
             drain,
             sea: channels.sea_level.unwrap_or(f32::NEG_INFINITY),
-            round: drain.map_or(0, |d| per_map(d.round).max(1)),
-            left: drain.map_or(0, |d| per_map(d.most)),
+            round: drain.map_or(0, |d| of_run(d.round).max(1)),
+            left: drain.map_or(0, |d| of_run(d.most)),
             least: None,
             misses: 0,
         }
@@ -234,24 +234,32 @@ mod tests {
         heights
     }
 
-    /// Rounds of `round` droplets a cell while the share is above `closed`
-    /// and falling, `most` in all, the last round cut to what is left.
+    /// Rounds of `round` times the run's droplets while the share is above
+    /// `closed` and falling, `most` times them in all, the last round cut
+    /// to what is left: a run of fewer droplets takes fewer more.
     #[test]
     fn rounds_stop_at_the_share_or_the_budget() {
         let open = Gate::default();
         let drain = Drain { closed: 0.005, round: 0.4, most: 1.0, basin: 0.0 };
         let with = |drain: Drain, droplets: u32| {
-            Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 100, droplets)
+            Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, droplets)
         };
-        let mut rounds = with(drain, 1);
+        let mut rounds = with(drain, 100);
         assert_eq!(rounds.next(&pitted(3), 10, 10, &open), 40);
         assert_eq!(rounds.next(&pitted(2), 10, 10, &open), 40);
         assert_eq!(rounds.next(&pitted(1), 10, 10, &open), 20, "the budget's rest");
         assert_eq!(rounds.next(&pitted(1), 10, 10, &open), 0, "spent");
+        let mut rounds = with(drain, 10);
+        assert_eq!(rounds.next(&pitted(3), 10, 10, &open), 4, "a tenth of the run, a tenth of the rain");
+        assert_eq!(rounds.next(&pitted(2), 10, 10, &open), 4);
+        assert_eq!(rounds.next(&pitted(1), 10, 10, &open), 2);
+        assert_eq!(rounds.next(&pitted(1), 10, 10, &open), 0);
+        // At least a droplet a round.
+        assert_eq!(with(Drain { round: 0.01, ..drain }, 10).next(&pitted(3), 10, 10, &open), 1);
         // At or below the share: no round.
-        assert_eq!(with(Drain { closed: 0.035, ..drain }, 1).next(&pitted(3), 10, 10, &open), 0);
+        assert_eq!(with(Drain { closed: 0.035, ..drain }, 100).next(&pitted(3), 10, 10, &open), 0);
         // Without a drain: none; nor after a run of no droplets.
-        assert_eq!(Rounds::new(&Channels::default(), 100, 1).next(&pitted(3), 10, 10, &open), 0);
+        assert_eq!(Rounds::new(&Channels::default(), 100).next(&pitted(3), 10, 10, &open), 0);
         assert_eq!(with(drain, 0).next(&pitted(3), 10, 10, &open), 0);
     }
 
@@ -263,7 +271,7 @@ mod tests {
     fn two_rounds_in_a_row_without_progress_end_the_rain() {
         let open = Gate::default();
         let drain = Drain { closed: 0.005, round: 0.1, most: 4.0, basin: 0.0 };
-        let with = || Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 100, 1);
+        let with = || Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 100);
         // A 10 x 10 map of height 5 with single-cell pits of these depths,
         // four cells apart: the volume is their sum.
         let map = |depths: &[f32]| {
@@ -321,7 +329,7 @@ mod tests {
     fn pools_alone_take_no_round() {
         let open = Gate::default();
         let drain = Drain { closed: 0.005, round: 0.1, most: 4.0, basin: 0.02 };
-        let with = || Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 100, 1);
+        let with = || Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 100);
         let mut rounds = with();
         assert_eq!(rounds.next(&pitted(4), 10, 10, &open), 0, "four pits of a cell each");
         assert_eq!(rounds.next(&pitted(4), 10, 10, &open), 0, "ended");

@@ -118,7 +118,7 @@ where
     let before = if channels.settle_pits { try_copy(map.cells())? } else { Vec::new() };
     let base_level = map.cells().iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
     let rules = Rules { k, channels, base_level, gate, width };
-    let mut rounds = Rounds::new(&channels, width * height, physical.params.droplets);
+    let mut rounds = Rounds::new(&channels, physical.params.droplets);
     let layout = Layout::new(tile, width, height);
     let mut queues: Vec<Vec<Waiting>> = (0..layout.tiles()).map(|_| Vec::new()).collect();
     let (mut spawned, mut round, mut unrefreshed) = (0u64, 0u64, 0u64);

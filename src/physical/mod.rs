@@ -320,7 +320,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
         // The map as the run found it: pits it did not make stay.
         let before = if channels.settle_pits { try_copy(map.cells())? } else { alloc::vec::Vec::new() };
         let (width, height) = (map.width(), map.height());
-        let mut rounds = Rounds::new(&channels, width * height, self.params.droplets);
+        let mut rounds = Rounds::new(&channels, self.params.droplets);
         self.drive(map, progress, extras, |eroder, total, ticker| {
             body(eroder, &mut flow, total, ticker);
             while !eroder.report.cancelled {
