@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 pub(super) struct Rounds {
     drain: Option<Drain>,
     sea: f32,
-    /// Droplets in a round on this map.
+    /// Droplets in a round: `Drain::round` of the run's.
     round: u64,
     /// Extra droplets the run may still take.
     left: u64,
@@ -153,7 +153,8 @@ fn for_each_depression(depth: &[f32], width: usize, mut visit: impl FnMut(&[u32]
     let mut seen = Vec::new();
     seen.try_reserve_exact(depth.len()).ok()?;
     seen.resize(depth.len(), false);
-    // The patch's cells, each pushed once: the stack is the patch.
+    // The patch's cells, each pushed once and visited in turn: the queue is
+    // the patch.
     let mut patch: Vec<u32> = Vec::new();
     for start in 0..depth.len() {
         if depth[start] <= 0.0 || seen[start] {
