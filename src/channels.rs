@@ -144,9 +144,9 @@ pub struct Channels {
 /// change never drains), and while that share is above `closed` it rains
 /// `round` times the run's droplets more, up to `most` times them in all
 /// (half a droplet a cell a round, and four in all, after the landscape
-/// preset's 1.5; a run asked for few droplets takes few more). The rounds start
-/// only where a basin holds after the run's droplets: connected closed land
-/// of at least `basin` of the land.
+/// preset's 1.5; a run asked for few droplets takes few more). The rounds
+/// start only where a basin holds after the run's droplets: connected closed
+/// land of at least `basin` of the land.
 ///
 /// The droplet models have no standing water: a closed basin fills only with
 /// deposit, and drains once filled to its spill level, when the rivers that
@@ -171,8 +171,7 @@ pub struct Channels {
 /// same streams continued, in every mode), the report counts every droplet,
 /// and progress reports the total grown by each round. A run of no droplets
 /// takes no round (it leaves the map as it is), nor does a map too large to
-/// measure (the fill's buffers cannot be
-/// allocated).
+/// measure (the fill's buffers cannot be allocated).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
