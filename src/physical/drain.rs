@@ -4,6 +4,7 @@ use crate::analysis::{Fill, fill_depressions_to};
 use crate::channels::{Channels, Drain};
 use crate::controls::Gate;
 use crate::grid::GridRef;
+use crate::neighbours::for_each_neighbour;
 use alloc::vec::Vec;
 
 /// The extra rounds of a landscape run with [`Channels::drain`] set.
@@ -127,7 +128,7 @@ pub(super) fn closed_land(
     }
     let least = f64::from(basin) * land as f64;
     let (mut closed, mut in_basins, mut volume) = (0usize, 0usize, 0.0f64);
-    for_each_depression(depth, width, |cells| {
+    for_each_depression(depth, width, height, |cells| {
         let (mut size, mut room) = (0usize, 0.0f64);
         for &i in cells.iter().filter(|&&i| counted(i as usize)) {
             size += 1;
@@ -144,41 +145,39 @@ pub(super) fn closed_land(
 }
 
 /// Calls `visit` with the cells of each connected patch (through the eight
-/// neighbours) of cells deeper than 0 in `depth` (`width` wide), in order of
-/// their first cell. `None` where the buffers cannot be allocated or the map
-/// has more than `u32::MAX` cells.
-fn for_each_depression(depth: &[f32], width: usize, mut visit: impl FnMut(&[u32])) -> Option<()> {
+/// neighbours) of cells deeper than 0 in `depth` (`width` x `height`), in
+/// order of their first cell. `None` where the buffers cannot be allocated
+/// or the map has more than `u32::MAX` cells.
+fn for_each_depression(
+    depth: &[f32],
+    width: usize,
+    height: usize,
+    mut visit: impl FnMut(&[u32]),
+) -> Option<()> {
     u32::try_from(depth.len()).ok()?;
-    let height = depth.len() / width.max(1);
     let mut seen = Vec::new();
     seen.try_reserve_exact(depth.len()).ok()?;
     seen.resize(depth.len(), false);
     // The patch's cells, each pushed once and visited in turn: the queue is
-    // the patch.
+    // the patch. Room for the whole map, so a push never allocates.
     let mut patch: Vec<u32> = Vec::new();
+    patch.try_reserve_exact(depth.len()).ok()?;
     for start in 0..depth.len() {
         if depth[start] <= 0.0 || seen[start] {
             continue;
         }
         patch.clear();
-        patch.try_reserve(1).ok()?;
         patch.push(start as u32);
         seen[start] = true;
         let mut next = 0;
-        while next < patch.len() {
-            let i = patch[next] as usize;
+        while let Some(&i) = patch.get(next) {
             next += 1;
-            let (x, y) = (i % width, i / width);
-            for ny in y.saturating_sub(1)..=(y + 1).min(height - 1) {
-                for nx in x.saturating_sub(1)..=(x + 1).min(width - 1) {
-                    let j = ny * width + nx;
-                    if depth[j] > 0.0 && !seen[j] {
-                        seen[j] = true;
-                        patch.try_reserve(1).ok()?;
-                        patch.push(j as u32);
-                    }
+            for_each_neighbour(i as usize, width, height, |j, _| {
+                if depth[j] > 0.0 && !seen[j] {
+                    seen[j] = true;
+                    patch.push(j as u32);
                 }
-            }
+            });
         }
         visit(&patch);
     }
