@@ -1,7 +1,7 @@
 //! The mass-conserving blur: exact values on spikes, the Gaussian inside the
 //! map, conservation, determinism, smoothing, and typed errors for bad input.
 
-mod common;
+use crate::common;
 
 use hydraulic_erosion::{BlurParams, Error, GridError, Heightmap, MassBalance, blur, fbm_terrain};
 use proptest::prelude::*;

@@ -4,7 +4,7 @@
 //! bedrock does not erode, the sediment and water books balance, tiled runs
 //! give the same bits on any thread count, and bad maps are typed errors.
 
-mod common;
+use crate::common;
 
 use common::{assert_books, basin, bowl, lake_params};
 use hydraulic_erosion::rand_core::SeedableRng;

@@ -4,8 +4,6 @@
 //! channel choice, header sizes refused before allocation, and the decoder fed
 //! random and mutated bytes.
 
-mod common;
-
 use hydraulic_erosion::{
     EngineSize, Format, GridError, HeightRange, Heightmap, IoError, ReadOptions, encode_r16, fbm_terrain,
     pad, resample, splat_rgba8,

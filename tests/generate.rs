@@ -2,7 +2,7 @@
 //! border, and params checked.
 #![cfg(feature = "noise")]
 
-mod common;
+use crate::common;
 
 use hydraulic_erosion::{Error, NoiseKind, NoiseTerrain};
 

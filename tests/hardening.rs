@@ -11,10 +11,10 @@
 //! `PROPTEST_CASES`) sets the count, e.g. for a long local soak:
 //!
 //! ```text
-//! HARDENING_CASES=100000 cargo test --release --test hardening
+//! HARDENING_CASES=100000 cargo test --release --all-features --test integration hardening::
 //! ```
 
-mod common;
+use crate::common;
 
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{

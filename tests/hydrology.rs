@@ -3,7 +3,7 @@
 //! 100 000-cell lake on a small stack), flood cost, sea level, trees, resuming,
 //! cancellation, and typed errors for bad input.
 
-mod common;
+use crate::common;
 
 use common::{Replay, assert_books};
 use hydraulic_erosion::analysis::{Fill, fill_depressions};

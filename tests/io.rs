@@ -7,7 +7,7 @@ use hydraulic_erosion::{
 };
 use proptest::prelude::*;
 
-mod common;
+use crate::common;
 use common::{arb_mutation, mutate};
 
 /// Half a 16-bit step of `range`, plus one `f32` rounding of the result.

@@ -10,7 +10,7 @@ use hydraulic_erosion::{
 };
 use rand_xoshiro::Xoshiro256StarStar;
 
-mod common;
+use crate::common;
 use common::{bits_times, scaled};
 
 const MODES: [Mode; 3] = [Mode::Sequential, Mode::Lockstep, Mode::Fast];

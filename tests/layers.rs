@@ -1,7 +1,7 @@
 //! Output layers (`Layers`): what they record, that recording changes no run,
 //! and that they are the same on any number of threads.
 
-mod common;
+use crate::common;
 
 use common::Replay;
 use hydraulic_erosion::rand_core::SeedableRng;

@@ -1,7 +1,7 @@
 //! Normal samplers pinned on planes and bowls, where the answer is known in
 //! closed form.
 
-mod common;
+use crate::common;
 
 use approx::assert_relative_eq;
 use glam::{Vec2, Vec3};

@@ -1,7 +1,7 @@
 //! The `parallel` feature: same bits for any thread count, conservation, errors.
 #![cfg(feature = "parallel")]
 
-mod common;
+use crate::common;
 
 use hydraulic_erosion::{
     Control, ErosionParams, GridError, Heightmap, Layout, MassBalance, Mode, Parallel, ParallelParams,

@@ -2,7 +2,7 @@
 //! thread count, balance sediment and water, and erode like a sequential run.
 #![cfg(feature = "parallel")]
 
-mod common;
+use crate::common;
 
 use hydraulic_erosion::{
     Control, GridError, Heightmap, Hydrology, HydrologyParams, HydrologyReport, Parallel, ParallelParams,

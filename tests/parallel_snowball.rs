@@ -2,7 +2,7 @@
 //! conservation, the fallback to batches, and erosion like a sequential run.
 #![cfg(feature = "parallel")]
 
-mod common;
+use crate::common;
 
 use glam::Vec3;
 use hydraulic_erosion::{

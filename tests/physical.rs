@@ -1,7 +1,7 @@
 //! The Physical simulator: conservation, determinism, the border rule, the step
 //! limit, pit safety, tracing, and typed errors for bad input.
 
-mod common;
+use crate::common;
 
 use core::convert::Infallible;
 

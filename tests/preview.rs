@@ -116,7 +116,7 @@ fn erosion_maps_are_red_where_lost_and_blue_where_gained() {
 
 #[test]
 fn pictures_are_the_same_bits_everywhere() {
-    // Pinned: the same under `std` and `libm` (cargo test --no-default-features --features libm --test preview).
+    // Pinned: the same under `std` and `libm` (cargo test --no-default-features --features libm --test integration preview::).
     let map = fbm_terrain(64, 64, 7).unwrap();
     let picture = Hillshade::default().render(&map, Overlays::default()).unwrap();
     let shifted = Heightmap::from_fn(64, 64, |x, y| map[(x, y)] * 0.9 + 0.05 * (x as f32 / 64.0)).unwrap();

@@ -2,7 +2,7 @@
 //! first failed on it: valid inputs that panicked, diverged, aborted or fooled
 //! `MassBalance`.
 
-mod common;
+use crate::common;
 
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{

@@ -1,7 +1,7 @@
 //! The Snowball simulator: conservation, determinism, the border rule, rest on
 //! flat ground, no single-cell pits, progress, and typed errors for bad input.
 
-mod common;
+use crate::common;
 
 use hydraulic_erosion::rand_core::{Rng, SeedableRng};
 use hydraulic_erosion::{

@@ -5,7 +5,7 @@
 //! (CI runs this file under both). If a change moves one of them, the change is
 //! value-breaking: bump the minor version and say so in CHANGELOG.md.
 
-mod common;
+use crate::common;
 
 use hydraulic_erosion::{BaseSampler, ErosionParams, Offset, Physical, Sampler, erode_seeded, fbm_terrain};
 use hydraulic_erosion::{Mode, RunOptions, Simulator};
