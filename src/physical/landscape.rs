@@ -815,6 +815,55 @@ mod tests {
         }
     }
 
+    /// The 3 x 3 brush cut at fixed offsets (`FlowMaps::block`) leaves the
+    /// bits of the brush's loop over its offsets, through an open gate and
+    /// through an active mask and an erodibility map.
+    #[test]
+    fn the_block_brush_gives_the_loops_bits() {
+        use super::super::simd::Isa;
+        use super::super::{Constants, Eroder};
+        use crate::ErosionParams;
+        use crate::controls::{Extras, Gate};
+        use crate::normal::EightFacet;
+        use crate::progress::{Silent, Ticker};
+        use rand_core::SeedableRng;
+
+        let (w, h) = (96, 80);
+        let terrain = crate::terrain::fbm_terrain(w, h, 4).unwrap();
+        let params = ErosionParams { droplets: 4_000, ..ErosionParams::landscape() };
+        let channels = params.channels.unwrap();
+        // Untouched, half-open and open bands; harder and softer ground.
+        let active: Vec<f32> = (0..w * h).map(|i| [0.0, 0.5, 1.0, 1.0][(i % w) / 24]).collect();
+        let erodibility: Vec<f32> = (0..w * h).map(|i| [0.5, 1.0, 2.0][(i / w) % 3]).collect();
+        let mut reports = Vec::new();
+        for gated in [false, true] {
+            let mut results = Vec::new();
+            for block in [true, false] {
+                let mut map = terrain.clone();
+                let mut flow = FlowMaps::new(channels, w * h).unwrap();
+                assert!(flow.block.is_some(), "the preset's brush is the 3 x 3 block");
+                if !block {
+                    flow.block = None;
+                }
+                let gate = if gated { Gate::new(Some(&active), Some(&erodibility)) } else { Gate::default() };
+                let extras = Extras { gate, ..Extras::default() };
+                let mut eroder =
+                    Eroder::new(map.view_mut(), Constants::new(&params), EightFacet).with_extras(extras);
+                let mut rng = rand_xoshiro::Xoshiro256StarStar::seed_from_u64(9);
+                let mut silent = Silent;
+                let mut ticker = Ticker::new(&mut silent, 4_000);
+                super::run_sequential(Isa::detect(), &mut eroder, &mut flow, 4_000, &mut rng, &mut ticker);
+                let report = eroder.report;
+                let bits: Vec<u32> = map.cells().iter().map(|h| h.to_bits()).collect();
+                results.push((bits, report));
+            }
+            assert!(results[0].1.eroded > 0.0 && results[0].1.steps > 100_000, "{:?}", results[0].1);
+            assert!(results[0] == results[1], "the block's cuts differ from the loop's (gated: {gated})");
+            reports.push(results[0].1);
+        }
+        assert!(reports[0] != reports[1], "the gate changed nothing");
+    }
+
     /// A refresh in vectors, eight cells at a time, on every instruction set
     /// the CPU has, leaves the bits of one cell at a time (the remainder's
     /// path), with and without the river growth.
