@@ -37,6 +37,52 @@ impl Drop for OutDir {
     }
 }
 
+/// `--help` prints every option the tool takes, on stdout, and succeeds;
+/// `--version` the package's version; an unknown option points to `--help`.
+#[test]
+fn help_lists_every_option_and_version_prints_the_version() {
+    for flag in ["--help", "-h"] {
+        let out = tool(&[flag]);
+        assert!(out.status.success(), "{flag}: {}", String::from_utf8_lossy(&out.stderr));
+        let help = String::from_utf8(out.stdout).unwrap();
+        for option in [
+            "--in FILE",
+            "--size N",
+            "--seed S",
+            "--model M",
+            "--preset P",
+            "--droplets K",
+            "--cell-size C",
+            "--sea-level H",
+            "--drain, --no-drain",
+            "--pit-safe",
+            "--threads T",
+            "--mask FILE",
+            "--rain FILE",
+            "--erodibility FILE",
+            "--hardness FILE",
+            "--thermal",
+            "--repose DEG",
+            "--out-dir DIR",
+            "--layers NAMES",
+            "--version",
+        ] {
+            assert!(help.contains(option), "{flag} does not list {option}:\n{help}");
+        }
+        for name in ["physical", "snowball", "hydrology", "landscape-world", "seeds", "flux,wetness,sediment"]
+        {
+            assert!(help.contains(name), "{flag} does not name {name}");
+        }
+    }
+    for flag in ["--version", "-V"] {
+        let out = tool(&[flag]);
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(text, format!("hydraulic-erosion {}\n", env!("CARGO_PKG_VERSION")));
+    }
+    refuses(&["--frobnicate"], "--help");
+}
+
 #[test]
 fn cell_size_needs_a_model_with_world_units_and_a_valid_size() {
     refuses(&["--preset", "seeds", "--cell-size", "2"], "--cell-size needs");

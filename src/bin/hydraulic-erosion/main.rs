@@ -68,7 +68,7 @@ mod common;
 
 use std::process::ExitCode;
 
-use common::{ControlFiles, MODELS, Model, Outputs, say};
+use common::{ControlFiles, Model, Outputs, say};
 use hydraulic_erosion::{Channels, Drain, ErosionParams, Layers, ReadOptions, ThermalParams, read_heightmap};
 
 const CELL_SIZE_NEEDS: &str =
@@ -83,6 +83,57 @@ const WORLD_SETS_CELL_SIZE: &str = "--cell-size: landscape-world sets the cell s
 const DRAIN_NEEDS: &str = "--drain and --no-drain need the physical model's landscape preset";
 
 const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|landscape-world|seeds] [--cell-size C] [--sea-level H] [--drain | --no-drain] [--pit-safe] [--thermal | --repose DEG] [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]";
+
+/// `--help`: every option, what it does and its default.
+const HELP: &str = "\
+hydraulic-erosion: erodes a terrain (generated, or read from a file) with rain and writes
+heightmaps and pictures of it.
+
+usage: hydraulic-erosion [OPTIONS]
+
+terrain:
+  --in FILE             read a .r16/.raw or .r32/.f32 (square) or .png heightmap
+  --size N              the generated terrain's side without --in [256]
+  --seed S              the terrain's and the rain's seed [1]
+model:
+  --model M             physical, snowball or hydrology [physical]
+  --preset P            physical's params: landscape, landscape-world or seeds [landscape]
+  --droplets K          droplets (snowballs, particles) [the model's own: landscape 1.5 a cell]
+  --cell-size C         a cell's side in the model's lengths (landscape presets, snowball,
+                        hydrology) [landscape-world: 512 / the side; else 1]
+  --sea-level H         cells at or below H are sea (landscape presets, hydrology) [none]
+  --drain, --no-drain   rain on in rounds until the basins drain (landscape presets) [on]
+  --pit-safe            no cut below where a droplet goes next (the seeds preset)
+                        [on in the landscape presets and hydrology]
+  --threads T           run on T threads, the same bits for any T [one thread, fastest mode]
+controls (maps of the terrain's size, 16-bit PNG samples read as [0, 1]):
+  --mask FILE           where the run may change cells: 0 untouched and no rain there
+  --rain FILE           where droplets start, weighted
+  --erodibility FILE    how easily each cell erodes, 0 bedrock (or --hardness FILE: 1 - it)
+after the run:
+  --thermal             a talus pass: repose 35 degrees, 50 iterations
+  --repose DEG          the talus pass with another repose angle, (0, 89]
+output:
+  --out-dir DIR         where the files go [out]: before.png, after.png (16-bit), after.r32,
+                        preview.png (shaded relief), change.png (red eroded, blue deposited)
+  --layers NAMES        also any of flux,wetness,sediment,erosion,deposition as 16-bit PNGs,
+                        and splat.png (RGBA8)
+  -h, --help            this help
+  -V, --version         the version
+
+Ctrl-C stops the run cleanly: the droplets under way put their load down, the map stays
+balanced, and the files are written from it.
+";
+
+/// What the command line asks for.
+enum Request {
+    /// A run with these options.
+    Run(Box<Args>),
+    /// `--help`.
+    Help,
+    /// `--version`.
+    Version,
+}
 
 struct Args {
     input: Option<String>,
@@ -119,7 +170,7 @@ struct Args {
     out_dir: Option<String>,
 }
 
-fn parse_args() -> Result<Args, String> {
+fn parse_args() -> Result<Request, String> {
     let mut args = Args {
         input: None,
         model: Model::by_name("physical")?,
@@ -190,8 +241,9 @@ fn parse_args() -> Result<Args, String> {
             "--erodibility" => args.erodibility = Some(value()?),
             "--hardness" => args.hardness = Some(value()?),
             "--out-dir" => args.out_dir = Some(value()?),
-            "--help" | "-h" => return Err(format!("{USAGE}\nmodels: {MODELS}")),
-            other => return Err(format!("unknown option {other}\n{USAGE}")),
+            "--help" | "-h" => return Ok(Request::Help),
+            "--version" | "-V" => return Ok(Request::Version),
+            other => return Err(format!("unknown option {other}\n{USAGE}\n(--help: every option)")),
         }
     }
     // Options that tune one model's params.
@@ -239,11 +291,21 @@ fn parse_args() -> Result<Args, String> {
             params.sea_level = args.sea_level.or(params.sea_level);
         }
     }
-    Ok(args)
+    Ok(Request::Run(Box::new(args)))
 }
 
 fn run() -> Result<(), String> {
-    let args = parse_args()?;
+    let args = match parse_args()? {
+        Request::Run(args) => *args,
+        Request::Help => {
+            print!("{HELP}");
+            return Ok(());
+        }
+        Request::Version => {
+            println!("hydraulic-erosion {}", env!("CARGO_PKG_VERSION"));
+            return Ok(());
+        }
+    };
     let before = match &args.input {
         Some(path) => {
             let map = read_heightmap(path, &ReadOptions::default()).map_err(|e| format!("{path}: {e}"))?;
