@@ -52,6 +52,7 @@ impl BlurParams {
 /// by 1), summed in `f64` from the height changes actually applied.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct BlurReport {
     /// Passes done.
     pub passes: u32,

@@ -13,6 +13,7 @@ use crate::terrain::{island_falloff, splitmix64};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+#[non_exhaustive]
 pub enum NoiseKind {
     /// Fractal Brownian motion: octaves of Perlin noise summed, rolling hills at
     /// every scale (`noise::Fbm<Perlin>`).

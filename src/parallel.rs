@@ -27,6 +27,7 @@ use crate::tiles::{self, Turns};
 /// How a [`Parallel`] run shares a [`Physical`] run's droplets between threads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub enum Layout {
     /// Coloured tiles (default): droplets run in the tile of the map they stand
     /// in, on the live map, tiles that do not overlap side by side (see

@@ -53,6 +53,7 @@ pub struct Pipeline<A, B> {
 /// mass books of them all.
 #[derive(Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct PipelineReport<A, B> {
     /// The first simulator's reports, one a round.
     pub first: Vec<A>,

@@ -10,6 +10,7 @@ use crate::droplet::Fate;
 /// [`MassBalance`](crate::MassBalance).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct ErosionReport {
     /// Droplets simulated. Zero when the map is under 3 cells on a side (such maps
     /// erode to themselves).

@@ -75,6 +75,7 @@ impl ThermalParams {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(default))]
+#[non_exhaustive]
 pub struct ThermalReport {
     /// Iterations done.
     pub iterations: u32,

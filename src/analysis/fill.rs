@@ -13,6 +13,7 @@ use crate::grid::{Grid, Heightmap, try_filled};
 /// How [`fill_depressions`] raises closed depressions.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub enum Fill {
     /// Exactly to their spill level: lakes become flat.
     #[default]

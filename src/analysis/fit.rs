@@ -9,6 +9,7 @@ use crate::math;
 /// to `(log10 x, log10 y)` points.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct PowerLawFit {
     /// The fitted exponent (the slope in log-log space).
     pub exponent: f64,

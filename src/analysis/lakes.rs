@@ -14,6 +14,7 @@ use crate::grid::Grid;
 /// it. A lake is a landform of its own, so these figures tell the two apart.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct LakeStats {
     /// Share of the land cells whose surface lies above their ground (under
     /// standing water), in `[0, 1]` (0 without land). Sea cells (at or below

@@ -96,6 +96,7 @@ impl Default for AnalysisOptions {
 /// The drainage figures of a terrain (see the [module docs](super)).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct TerrainStats {
     /// Width of the map, in cells.
     pub width: usize,

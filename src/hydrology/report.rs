@@ -25,6 +25,7 @@ use crate::report::ErosionReport;
 /// were stopped by a flood or spill limit, are counted here instead.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct HydrologyReport {
     /// The sediment books: particles, steps, eroded, deposited, outflow, fates.
     pub erosion: ErosionReport,

@@ -9,6 +9,7 @@
 /// flood (one clock read per call, a small fraction of either); without the `std` feature
 /// nothing is measured and both are 0. Timing never affects the simulation.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct PhaseTimes {
     /// Seconds spent descending.
     pub descend_seconds: f64,

@@ -44,6 +44,7 @@ pub const DEFAULT_MAX_CELLS: usize = 1 << 28;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+#[non_exhaustive]
 pub enum Format {
     /// Raw little-endian `u16` ([`decode_r16`]); extensions `r16` and `raw`.
     R16,

@@ -8,6 +8,7 @@ use crate::grid::GridRef;
 /// [`Offset`] in a [`Sampler`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub enum BaseSampler {
     /// [`EightFacet`], seed 000's weighted normal (the default).
     #[default]
@@ -49,6 +50,7 @@ impl NormalSampler for BaseSampler {
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub enum Sampler {
     /// [`EightFacet`] (the default).
     #[default]
