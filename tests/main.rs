@@ -33,3 +33,24 @@ mod snowball;
 mod terrain;
 mod thermal;
 mod value_stability;
+
+/// Every file of `tests/` is a module here: with `autotests = false`, a file
+/// left out of this list would build into nothing and its tests never run.
+#[test]
+fn every_test_file_is_a_module() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let main = std::fs::read_to_string(dir.join("main.rs")).unwrap();
+    let mut files = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let Some(name) = path.file_stem().and_then(|n| n.to_str()) else { continue };
+        if path.extension().is_some_and(|e| e == "rs") && name != "main" {
+            files += 1;
+            assert!(
+                main.contains(&format!("\nmod {name};\n")),
+                "tests/{name}.rs is not a module of tests/main.rs: its tests never run"
+            );
+        }
+    }
+    assert!(files >= 28, "{files} test files found in {}", dir.display());
+}
