@@ -10,6 +10,7 @@ use rand_core::Rng;
 use super::simd::{self, Isa};
 use super::{Eroder, Refused};
 use crate::channels::Channels;
+use crate::controls::Gate;
 use crate::droplet::{Droplet, Fate};
 use crate::error::GridError;
 use crate::grid::{GridRef, try_filled};
@@ -141,8 +142,8 @@ impl FlowMaps {
             brush.push((0, 0, 1.0));
         }
         let length = c.cell_size;
-        let block = (brush.len() == 9 && brush[1..].iter().map(|b| (b.0, b.1)).eq(BLOCK))
-            .then(|| core::array::from_fn(|k| brush[k + 1].2));
+        let block =
+            brush[1..].iter().map(|b| (b.0, b.1)).eq(BLOCK).then(|| core::array::from_fn(|k| brush[k + 1].2));
         Ok(Self {
             // Per step of one cell: the capacity per unit drop over `length`
             // (the slope), the steering per unit length.
@@ -486,7 +487,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
     /// otherwise, which is what an open gate gives.
     #[inline(always)]
     fn gated<const GATED: bool>(&self, i: usize, current: f32, proposed: f32) -> f32 {
-        if GATED { self.gate.apply(i, current, proposed) } else { proposed }
+        through::<GATED>(&self.gate, i, current, proposed)
     }
 
     /// Takes `amount` from the brush around `(x, y)` (the droplet's cell alone
@@ -538,7 +539,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
     /// [`erode_brush`](Self::erode_brush)'s loop over the brush's other
     /// cells where the brush is the 3 x 3 block around `here` (an inner cell,
     /// `weights` in [`BLOCK`]'s order): the same cuts in the same order, at
-    /// fixed offsets in the block's three rows (a tenth of the preset's
+    /// fixed offsets in the block's three rows (6 % of the preset's
     /// instructions went to the loop's index arithmetic and bounds checks).
     #[inline(always)]
     fn cut_block<const GATED: bool>(
@@ -557,7 +558,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
         let mut cut_one = |cell: &mut f32, i: usize, weight: f32| {
             let old = *cell;
             let proposed = cut(old, weight * amount, low);
-            let new = if GATED { gate.apply(i, old, proposed) } else { proposed };
+            let new = through::<GATED>(gate, i, old, proposed);
             *cell = new;
             *sediment += report.book_cut(old, new);
         };
@@ -604,6 +605,13 @@ impl<S: NormalSampler> Eroder<'_, S> {
             *sediment += self.report.book_fill(old, new);
         }
     }
+}
+
+/// [`Eroder::gated`] for a borrowed gate (where the map's cells are borrowed
+/// apart from the eroder).
+#[inline(always)]
+fn through<const GATED: bool>(gate: &Gate<'_>, i: usize, current: f32, proposed: f32) -> f32 {
+    if GATED { gate.apply(i, current, proposed) } else { proposed }
 }
 
 /// The offsets `(dx, dy)` of a 3 x 3 brush's other cells in the brush's
