@@ -26,7 +26,7 @@ pub(super) struct Rounds {
 /// count as progress: a tenth.
 const PROGRESS: f64 = 0.9;
 
-/// Rounds in a row without progress that end the rain.
+/// Rounds in a row without progress that end the rain once no basin is left.
 const PATIENCE: u32 = 2;
 
 impl Rounds {
@@ -50,11 +50,11 @@ impl Rounds {
     /// How many more droplets the run takes on `heights` (`width` x
     /// `height`, finite), all its droplets ended: a round while more than
     /// [`Drain::closed`] of the land `gate` admits lies in closed
-    /// depressions and extra rain is left, unless two rounds in a row have
-    /// failed to shrink the room in them (their volume) by a tenth below the
-    /// least it has been, or the first measure finds no basin among them
-    /// (connected closed land of at least [`Drain::basin`] of the land);
-    /// else 0 (and none after that).
+    /// depressions and extra rain is left, unless the first measure finds no
+    /// basin among them (connected closed land of at least [`Drain::basin`]
+    /// of the land), or no basin is left and two rounds in a row have failed
+    /// to shrink the room in the depressions (their volume) by a tenth below
+    /// the least it has been; else 0 (and none after that).
     pub(super) fn next(&mut self, heights: &[f32], width: usize, height: usize, gate: &Gate<'_>) -> u64 {
         let Some(drain) = self.drain else { return 0 };
         if self.left == 0 {
@@ -66,10 +66,13 @@ impl Rounds {
         };
         // Progress is the volume, not the share: a basin filling with
         // deposit keeps its area closed until it is full. Where the rounds
-        // make no progress, the pools are the rain's own (droplets that end
-        // mid-river at the step limit) and more rain builds more of them.
-        // One miss is allowed: a basin's room may grow for a round (a sill
-        // built up) before a river cuts it.
+        // make no progress and no basin is left, the pools are the rain's
+        // own (droplets that end mid-river at the step limit) and more rain
+        // builds more of them. One miss is allowed: a basin's room may grow
+        // for a round (a sill built up) before a river cuts it. While a
+        // basin holds, misses do not end the rain: a basin filled to a
+        // shallow plain below its sill keeps its room small but steady for
+        // rounds before a river cuts the sill (docs/landscape.md).
         match self.least {
             Some(least) if closed.volume >= least * PROGRESS => self.misses += 1,
             _ => self.misses = 0,
@@ -80,7 +83,8 @@ impl Rounds {
         // above.
         let no_basin = self.least.is_none() && closed.basins == 0.0;
         self.least = Some(self.least.map_or(closed.volume, |least| least.min(closed.volume)));
-        if closed.share <= f64::from(drain.closed) || no_basin || self.misses >= PATIENCE {
+        let stalled = self.misses >= PATIENCE && closed.basins == 0.0;
+        if closed.share <= f64::from(drain.closed) || no_basin || stalled {
             self.left = 0;
             return 0;
         }
@@ -263,17 +267,21 @@ mod tests {
         assert_eq!(with(drain, 0).next(&pitted(3), 10, 10, &open), 0);
     }
 
-    /// Two rounds in a row that do not bring the room in the basins a tenth
-    /// below the least it has been end the rain, with budget left: none
-    /// after them, even once the room shrinks. One such round is allowed, and
-    /// a basin filling up (as many cells closed, shallower) is progress.
+    /// Two rounds in a row that do not bring the room in the depressions a
+    /// tenth below the least it has been end the rain, with budget left,
+    /// where no basin is left (here: every depression a single cell, under
+    /// `basin`): none after them, even once the room shrinks. One such round
+    /// is allowed, and a basin filling up (as many cells closed, shallower)
+    /// is progress.
     #[test]
     fn two_rounds_in_a_row_without_progress_end_the_rain() {
         let open = Gate::default();
-        let drain = Drain { closed: 0.005, round: 0.1, most: 4.0, basin: 0.0 };
+        let drain = Drain { closed: 0.005, round: 0.1, most: 4.0, basin: 0.02 };
         let with = || Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 100);
         // A 10 x 10 map of height 5 with single-cell pits of these depths,
-        // four cells apart: the volume is their sum.
+        // four cells apart: the volume is their sum. The first map of each
+        // run has a basin (a second cell beside the first pit, depth 1), so
+        // that the rounds start.
         let map = |depths: &[f32]| {
             let mut heights = vec![5.0f32; 100];
             for (&i, &depth) in [22, 27, 72, 77].iter().zip(depths) {
@@ -281,17 +289,49 @@ mod tests {
             }
             heights
         };
+        let start = |depths: &[f32]| {
+            let mut heights = map(depths);
+            heights[23] = 4.0;
+            heights
+        };
         let mut rounds = with();
-        assert_eq!(rounds.next(&map(&[2.0, 2.0]), 10, 10, &open), 10);
-        assert_eq!(rounds.next(&map(&[2.0, 2.0]), 10, 10, &open), 10, "one miss");
+        assert_eq!(rounds.next(&start(&[2.0, 2.0]), 10, 10, &open), 10, "room 5");
+        assert_eq!(rounds.next(&map(&[2.0, 2.5]), 10, 10, &open), 10, "4.5, not below 5 x 0.9: one miss");
         assert_eq!(rounds.next(&map(&[2.0, 2.0, 2.0]), 10, 10, &open), 0, "two in a row");
         assert_eq!(rounds.next(&map(&[1.0]), 10, 10, &open), 0, "ended");
         let mut rounds = with();
-        assert_eq!(rounds.next(&map(&[2.0, 2.0]), 10, 10, &open), 10, "4");
+        assert_eq!(rounds.next(&start(&[2.0, 1.0]), 10, 10, &open), 10, "4");
         assert_eq!(rounds.next(&map(&[2.0, 1.7]), 10, 10, &open), 10, "3.7, not below 4 x 0.9: a miss");
         assert_eq!(rounds.next(&map(&[1.0, 1.0]), 10, 10, &open), 10, "2, filling up: progress");
         assert_eq!(rounds.next(&map(&[2.0, 2.0]), 10, 10, &open), 10, "4: a miss");
         assert_eq!(rounds.next(&map(&[1.0, 0.9]), 10, 10, &open), 0, "1.9, not below 2 x 0.9: two");
+    }
+
+    /// While a basin holds, rounds without progress do not end the rain: it
+    /// goes on to the share or the budget, and ends by the room once the
+    /// basin is gone.
+    #[test]
+    fn a_basin_keeps_the_rain_going_without_progress() {
+        let open = Gate::default();
+        let drain = Drain { closed: 0.005, round: 0.1, most: 0.5, basin: 0.02 };
+        let with = || Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 100);
+        // A basin of two cells side by side (depths 1), and pools of a cell.
+        let basin = |pools: usize| {
+            let mut heights = pitted(pools);
+            (heights[33], heights[34]) = (4.0, 4.0);
+            heights
+        };
+        let mut rounds = with();
+        assert_eq!(rounds.next(&basin(0), 10, 10, &open), 10, "room 2");
+        assert_eq!(rounds.next(&basin(1), 10, 10, &open), 10, "room 4: a miss");
+        assert_eq!(rounds.next(&basin(2), 10, 10, &open), 10, "room 6: two, but the basin holds");
+        assert_eq!(rounds.next(&basin(2), 10, 10, &open), 10, "three");
+        assert_eq!(rounds.next(&basin(2), 10, 10, &open), 10, "the budget's last round");
+        assert_eq!(rounds.next(&basin(2), 10, 10, &open), 0, "spent");
+        let mut rounds = with();
+        assert_eq!(rounds.next(&basin(0), 10, 10, &open), 10, "room 2");
+        assert_eq!(rounds.next(&basin(1), 10, 10, &open), 10, "room 4: a miss");
+        assert_eq!(rounds.next(&pitted(3), 10, 10, &open), 0, "room 6, a second miss, and no basin left");
     }
 
     /// Closed cells touching through an edge or a corner are one patch; a
