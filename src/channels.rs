@@ -199,7 +199,8 @@ pub struct Drain {
     /// land (through the eight neighbours) this large or larger is a basin,
     /// smaller patches are pools, and where the run's droplets leave no
     /// basin no round starts, whatever the share closed. Default 0.003
-    /// (786 cells at 512²); range `[0, 1]` (0: any closed land is a basin).
+    /// (786 cells at 512²); range `[0, 1]` (0: any closed land is a basin, and
+    /// the rain ends by `closed` or `most` alone).
     pub basin: f32,
 }
 
