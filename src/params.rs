@@ -135,16 +135,16 @@ impl ErosionParams {
     /// depth of rain at every map size, and rain in rounds until the basins drain
     /// ([`Drain::default`]: half a droplet a cell a round while more than 4 % of
     /// the land lies in closed depressions, at most 4 more a cell, ending early
-    /// once no basin is left and two rounds in a row fail to shrink the room in
-    /// the depressions by a tenth; none where no basin of 0.3 % of the land holds
-    /// after the first droplets).
+    /// once the first basins have drained and two rounds in a row fail to shrink
+    /// the room in the depressions by a tenth; none where no basin of 0.3 % of
+    /// the land holds after the first droplets).
     /// A terrain that drains with the first droplets takes no round and no more
     /// time; one whose basin holds takes rounds until it drains: on ten 512² fBm
-    /// terrains, four draws each, 33 of the 40 runs met every one of the landscape
-    /// issue's targets with the rounds (the misses are slope-area fits), every run
-    /// ending with at most 5.5 % of the land closed (of the first two draws, 9 of
-    /// 20 met the targets without rounds), the slowest terrain at about four times
-    /// its time without; at 768² and 1024² a basin that held 16-19 % of the land
+    /// terrains, eight draws each, 65 of the 80 runs met every one of the landscape
+    /// issue's targets with the rounds (the misses are slope-area fits but two),
+    /// every run ending with at most 5.5 % of the land closed (of the first two
+    /// draws, 9 of 20 met the targets without rounds), the slowest terrain at
+    /// about four times its time without; at 768² and 1024² a basin that held 16-19 % of the land
     /// closed (two thirds of the channel cells flat) ends at 3.4-4.4 %
     /// (docs/landscape.md). Set [`Channels::drain`] to `None` for the
     /// droplets alone, in a time known in advance, and where a run is one of many

@@ -20,13 +20,18 @@ pub(super) struct Rounds {
     least: Option<f64>,
     /// Rounds in a row that did not bring the volume a tenth below `least`.
     misses: u32,
+    /// Whether a measure has found no basin since the rounds began: the
+    /// basins the first droplets left have drained, and a basin that forms
+    /// later is the rain's own pools grown together.
+    drained: bool,
 }
 
 /// How far below its least so far a round must bring the closed volume to
 /// count as progress: a tenth.
 const PROGRESS: f64 = 0.9;
 
-/// Rounds in a row without progress that end the rain once no basin is left.
+/// Rounds in a row without progress that end the rain once the first basins
+/// have drained.
 const PATIENCE: u32 = 2;
 
 impl Rounds {
@@ -44,6 +49,7 @@ impl Rounds {
             left: drain.map_or(0, |d| of_run(d.most)),
             least: None,
             misses: 0,
+            drained: false,
         }
     }
 
@@ -52,9 +58,9 @@ impl Rounds {
     /// [`Drain::closed`] of the land `gate` admits lies in closed
     /// depressions and extra rain is left, unless the first measure finds no
     /// basin among them (connected closed land of at least [`Drain::basin`]
-    /// of the land), or no basin is left and two rounds in a row have failed
-    /// to shrink the room in the depressions (their volume) by a tenth below
-    /// the least it has been; else 0 (and none after that).
+    /// of the land), or a measure has found no basin and two rounds in a row
+    /// have failed to shrink the room in the depressions (their volume) by a
+    /// tenth below the least it has been; else 0 (and none after that).
     pub(super) fn next(&mut self, heights: &[f32], width: usize, height: usize, gate: &Gate<'_>) -> u64 {
         let Some(drain) = self.drain else { return 0 };
         if self.left == 0 {
@@ -69,10 +75,13 @@ impl Rounds {
         // make no progress and no basin is left, the pools are the rain's
         // own (droplets that end mid-river at the step limit) and more rain
         // builds more of them. One miss is allowed: a basin's room may grow
-        // for a round (a sill built up) before a river cuts it. While a
-        // basin holds, misses do not end the rain: a basin filled to a
-        // shallow plain below its sill keeps its room small but steady for
-        // rounds before a river cuts the sill (docs/landscape.md).
+        // for a round (a sill built up) before a river cuts it. While the
+        // basins the first droplets left hold (no measure has found none),
+        // misses do not end the rain: a basin filled to a shallow plain
+        // below its sill keeps its room small but steady for rounds before a
+        // river cuts the sill. Once they have drained, a basin that forms is
+        // the rain's own pools grown together, and misses end the rain
+        // again (docs/landscape.md).
         match self.least {
             Some(least) if closed.volume >= least * PROGRESS => self.misses += 1,
             _ => self.misses = 0,
@@ -83,7 +92,8 @@ impl Rounds {
         // above.
         let no_basin = self.least.is_none() && closed.basins == 0.0;
         self.least = Some(self.least.map_or(closed.volume, |least| least.min(closed.volume)));
-        let stalled = self.misses >= PATIENCE && closed.basins == 0.0;
+        self.drained |= closed.basins == 0.0;
+        let stalled = self.misses >= PATIENCE && self.drained;
         if closed.share <= f64::from(drain.closed) || no_basin || stalled {
             self.left = 0;
             return 0;
@@ -307,9 +317,10 @@ mod tests {
         assert_eq!(rounds.next(&map(&[1.0, 0.9]), 10, 10, &open), 0, "1.9, not below 2 x 0.9: two");
     }
 
-    /// While a basin holds, rounds without progress do not end the rain: it
-    /// goes on to the share or the budget, and ends by the room once the
-    /// basin is gone.
+    /// While the first basins hold, rounds without progress do not end the
+    /// rain: it goes on to the share or the budget, and ends by the room once
+    /// the basin is gone, or once a basin forms again after a measure found
+    /// none (the rain's own pools grown together).
     #[test]
     fn a_basin_keeps_the_rain_going_without_progress() {
         let open = Gate::default();
@@ -332,6 +343,14 @@ mod tests {
         assert_eq!(rounds.next(&basin(0), 10, 10, &open), 10, "room 2");
         assert_eq!(rounds.next(&basin(1), 10, 10, &open), 10, "room 4: a miss");
         assert_eq!(rounds.next(&pitted(3), 10, 10, &open), 0, "room 6, a second miss, and no basin left");
+        let mut rounds = with();
+        assert_eq!(rounds.next(&basin(0), 10, 10, &open), 10, "room 2");
+        assert_eq!(rounds.next(&pitted(1), 10, 10, &open), 10, "room 2, pools alone: a miss");
+        assert_eq!(
+            rounds.next(&basin(2), 10, 10, &open),
+            0,
+            "room 6, a second miss: the basin is the rain's own"
+        );
     }
 
     /// Closed cells touching through an edge or a corner are one patch; a
