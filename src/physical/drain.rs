@@ -90,9 +90,10 @@ impl Rounds {
         // are for basins the noise left. Once a basin has started them,
         // the pools it leaves drain with it or end the rain by the rule
         // above.
-        let no_basin = self.least.is_none() && closed.basins == 0.0;
+        let none_left = closed.basins == 0.0;
+        let no_basin = self.least.is_none() && none_left;
         self.least = Some(self.least.map_or(closed.volume, |least| least.min(closed.volume)));
-        self.drained |= closed.basins == 0.0;
+        self.drained |= none_left;
         let stalled = self.misses >= PATIENCE && self.drained;
         if closed.share <= f64::from(drain.closed) || no_basin || stalled {
             self.left = 0;
