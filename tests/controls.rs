@@ -200,6 +200,31 @@ fn bedrock_does_not_erode_and_soft_rock_erodes_more() {
     }
 }
 
+/// An erodibility above 1 scales a cut up, but the landscape kernel's brush
+/// still never cuts a cell below its floor (the pit-safe guard): at 10, 10^4
+/// and 10^10 every mode's heights stay finite, within the terrain's relief
+/// (a unit around it: the border's ghost cells may lie below the map), and
+/// the books balance. (They grew to -1.3e10, then to infinities, when the
+/// gate scaled the cut after the floor had bounded it.)
+#[test]
+fn soft_rock_is_cut_no_deeper_than_the_floor() {
+    let side = 16;
+    let terrain = fbm_terrain(side, side, 1).unwrap();
+    let (low, high) = terrain.min_max();
+    let params = ErosionParams { droplets: 300, ..ErosionParams::landscape_for(side, side) };
+    for soft in [10.0, 1e4, 1e10] {
+        let soft_map = Heightmap::filled(side, side, soft).unwrap();
+        for mode in [Mode::Sequential, Mode::Lockstep, Mode::Fast] {
+            let mut map = terrain.clone();
+            let report = run(params, mode, &mut map, erodibility(&soft_map)).unwrap();
+            let (min, max) = map.min_max();
+            assert!(min >= low - 1.0 && max <= high + 1.0, "{soft} {mode:?}: heights in [{min}, {max}]");
+            assert!(report.eroded.is_finite() && report.eroded > 0.0, "{soft} {mode:?}");
+            assert!(MassBalance::of_run(&terrain, &map, &report).is_conserved(), "{soft} {mode:?}");
+        }
+    }
+}
+
 #[test]
 fn bad_maps_are_typed_errors_and_change_nothing() {
     let wrong_size = Heightmap::filled(SIZE + 1, SIZE, 1.0).unwrap();

@@ -517,7 +517,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
         // The droplet's cell first (the brush's first entry): never below the
         // floor.
         let old = self.cells[here];
-        let low = self.gated::<GATED>(here, old, cut(old, centre * amount, floor));
+        let low = gated_cut::<GATED>(&self.gate, here, old, centre * amount, floor);
         self.cells[here] = low;
         *sediment += self.report.book_cut(old, low);
         if let (true, Some(weights)) = (inside, &flow.block) {
@@ -530,7 +530,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
             // No brush cell is cut below the droplet's cell (its neighbour:
             // a brush of radius up to 2 is the 3 x 3 block), so the brush digs
             // no pits.
-            let new = self.gated::<GATED>(i, old, cut(old, weight * amount, low));
+            let new = gated_cut::<GATED>(&self.gate, i, old, weight * amount, low);
             self.cells[i] = new;
             *sediment += self.report.book_cut(old, new);
         }
@@ -557,8 +557,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
         let (top, middle, bottom) = (&mut top[..3], &mut middle[..3], &mut bottom[..3]);
         let mut cut_one = |cell: &mut f32, i: usize, weight: f32| {
             let old = *cell;
-            let proposed = cut(old, weight * amount, low);
-            let new = through::<GATED>(gate, i, old, proposed);
+            let new = gated_cut::<GATED>(gate, i, old, weight * amount, low);
             *cell = new;
             *sediment += report.book_cut(old, new);
         };
@@ -623,6 +622,18 @@ const BLOCK: [(isize, isize); 8] = [(0, -1), (-1, 0), (1, 0), (0, 1), (-1, -1), 
 #[inline(always)]
 fn cut(old: f32, by: f32, floor: f32) -> f32 {
     math::larger(old - by, math::smaller(floor, old))
+}
+
+/// The brush's [`cut`] of cell `i` through the gate when `GATED`, never
+/// below `floor` either way. The gate scales the cut by the cell's
+/// erodibility; above 1 that takes it past the floor the cut was bounded by
+/// (heights ran away to infinities at 10), so the floor bounds it again. At
+/// a scale of at most 1 the gated height lies between the cut and `old`,
+/// where the floor does not bind: those runs keep their bits.
+#[inline(always)]
+fn gated_cut<const GATED: bool>(gate: &Gate<'_>, i: usize, old: f32, by: f32, floor: f32) -> f32 {
+    let new = through::<GATED>(gate, i, old, cut(old, by, floor));
+    if GATED { math::larger(new, math::smaller(floor, old)) } else { new }
 }
 
 /// `floor(v)` as an integer, for `v` from -1 up to a map's side (below
