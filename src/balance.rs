@@ -82,7 +82,11 @@ impl MassBalance {
         let (mut before_sum, mut after_sum, mut error) =
             (ExactSum::default(), ExactSum::default(), ExactSum::default());
         let (mut scale, mut moved) = (0.0, outflow.abs());
+        // A non-finite cell or outflow has no balance: an infinite `moved`
+        // would make the bound infinite and pass anything.
+        let mut finite = outflow.is_finite();
         for (&b, &a) in before.cells().iter().zip(after.cells()) {
+            finite &= b.is_finite() & a.is_finite();
             let (b, a) = (f64::from(b), f64::from(a));
             before_sum.add(b);
             after_sum.add(a);
@@ -93,11 +97,13 @@ impl MassBalance {
         }
         // Cells beyond the shorter grid (sizes that differ) still count.
         for &b in before.cells().iter().skip(after.len()) {
+            finite &= b.is_finite();
             before_sum.add(f64::from(b));
             error.add(f64::from(b));
             scale += f64::from(b).abs();
         }
         for &a in after.cells().iter().skip(before.len()) {
+            finite &= a.is_finite();
             after_sum.add(f64::from(a));
             error.sub(f64::from(a));
         }
@@ -110,7 +116,7 @@ impl MassBalance {
             scale,
             moved,
             resolution: half_ulp(finest),
-            error: error.value(),
+            error: if finite { error.value() } else { f64::NAN },
         }
     }
 
@@ -130,7 +136,9 @@ impl MassBalance {
     }
 
     /// `sum(before) - sum(after) - outflow`: mass unaccounted for (positive: lost),
-    /// computed exactly and rounded once.
+    /// computed exactly and rounded once. NaN where a cell of either map or
+    /// the outflow is not finite: such a run has no balance, and
+    /// [`is_conserved`](Self::is_conserved) is false.
     pub fn error(&self) -> f64 {
         self.error
     }
@@ -147,7 +155,8 @@ impl MassBalance {
         self.bound_within(Self::TOLERANCE)
     }
 
-    /// Whether `|error| <= bound()`: the crate's promise.
+    /// Whether `|error| <= bound()`: the crate's promise. False where a map
+    /// holds a NaN or infinite cell, or the outflow is not finite.
     pub fn is_conserved(&self) -> bool {
         self.is_within(Self::TOLERANCE)
     }

@@ -127,3 +127,29 @@ fn the_balance_floor_is_half_an_ulp_of_the_finest_cell() {
     let zero = Heightmap::filled(2, 2, 0.0).unwrap();
     assert!(MassBalance::new(&zero, &zero, 0.0).resolution < 1e-44);
 }
+
+/// A map with an infinite or NaN cell, or an infinite outflow, has no
+/// balance: not conserved, the error NaN. (An infinite cell made the mass
+/// moved, and so the bound, infinite: anything passed.)
+#[test]
+fn a_map_with_a_non_finite_cell_does_not_balance() {
+    use hydraulic_erosion::MassBalance;
+    let before = Heightmap::filled(2, 2, 1.0).unwrap();
+    for bad in [f32::INFINITY, f32::NEG_INFINITY, f32::NAN] {
+        let mut after = before.clone();
+        after[(1, 0)] = bad;
+        for balance in [MassBalance::new(&before, &after, 0.0), MassBalance::new(&after, &before, 0.0)] {
+            assert!(!balance.is_conserved(), "{bad}: {balance:?}");
+            assert!(balance.error().is_nan(), "{bad}");
+        }
+        // Cells beyond the shorter grid count too.
+        let mut longer = Heightmap::filled(2, 3, 1.0).unwrap();
+        longer[(1, 2)] = bad;
+        assert!(!MassBalance::new(&before, &longer, 0.0).is_conserved(), "{bad}");
+        assert!(!MassBalance::new(&longer, &before, 0.0).is_conserved(), "{bad}");
+    }
+    for outflow in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
+        assert!(!MassBalance::new(&before, &before, outflow).is_conserved(), "{outflow}");
+    }
+    assert!(MassBalance::new(&before, &before, 0.0).is_conserved());
+}

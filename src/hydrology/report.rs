@@ -94,8 +94,12 @@ impl HydrologyReport {
     }
 
     /// Whether the water books balance within [`WATER_TOLERANCE`](Self::WATER_TOLERANCE).
+    /// False where the rain or the water moved is not finite: an infinite
+    /// scale would pass any error.
     pub fn is_water_balanced(&self) -> bool {
-        self.water_relative_error() <= Self::WATER_TOLERANCE
+        self.rain.is_finite()
+            && self.water_moved.is_finite()
+            && self.water_relative_error() <= Self::WATER_TOLERANCE
     }
 
     /// Adds another report's counts and volumes to this one.
@@ -145,5 +149,8 @@ mod tests {
         // Nothing rained or moved: the error itself.
         let none = HydrologyReport { dropped: -1e-12, ..HydrologyReport::default() };
         assert_eq!(none.water_relative_error(), 1e-12);
+        // An infinite scale passes nothing.
+        assert!(!HydrologyReport { water_moved: f64::INFINITY, ..books }.is_water_balanced());
+        assert!(!HydrologyReport { rain: f64::INFINITY, ..books }.is_water_balanced());
     }
 }
