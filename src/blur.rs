@@ -139,9 +139,7 @@ pub(crate) fn blur_cells(
     } else {
         passes(cells, width, height, params, remainder, old, &mut report, |i| gate.weight(i))
     };
-    if let Some((before, after)) = gate.flush(cells, remainder) {
-        book(&mut report, f64::from(after) - f64::from(before));
-    }
+    gate.flush(cells, remainder, |before, after| book(&mut report, f64::from(after) - f64::from(before)));
     report
 }
 

@@ -172,13 +172,11 @@ impl<'a> Gate<'a> {
     }
 
     /// Places `remainder` (the sub-ulp leftover of exact books) on
-    /// [`flush_target`](Self::flush_target); returns `(old, new)` of that cell
-    /// if it changed.
-    pub(crate) fn flush(&self, cells: &mut [f32], remainder: f64) -> Option<(f32, f32)> {
-        if remainder == 0.0 {
-            return None;
-        }
-        carry::add(cells, self.flush_target(cells), remainder)
+    /// [`flush_target`](Self::flush_target), calling `book(old, new)` for
+    /// each cell it changes: what a cell does not take (see
+    /// [`carry::add_all`]) goes to the target then.
+    pub(crate) fn flush(&self, cells: &mut [f32], remainder: f64, book: impl FnMut(f32, f32)) {
+        carry::add_all(cells, remainder, |cells| self.flush_target(cells), book);
     }
 
     /// The height cell `i` (now `current`) takes when a droplet would set it

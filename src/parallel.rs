@@ -395,9 +395,9 @@ impl Parallel {
                 };
                 result.expect("the frozen map is finite")
             })?;
-        if let Some((old, new)) = gate.flush(map.cells_mut(), remainder) {
+        gate.flush(map.cells_mut(), remainder, |old, new| {
             report.book(old, new);
-        }
+        });
         Ok(report)
     }
 
@@ -491,8 +491,10 @@ impl Parallel {
         if params.blur && !report.cancelled && report.droplets > 0 {
             // The blur places the remainder with its own (as `Snowball::run`).
             blur_cells(cells, width, height, &BlurParams::default(), remainder, &mut scratch, &gate);
-        } else if let Some((old, new)) = gate.flush(cells, remainder) {
-            report.book(old, new);
+        } else {
+            gate.flush(cells, remainder, |old, new| {
+                report.book(old, new);
+            });
         }
         Ok(report)
     }

@@ -273,7 +273,7 @@ fn talus<P: Progress + ?Sized>(
     }
     // The sub-ulp remainders go to the cell that resolves them best (among
     // those the pass may move: bedrock must not go down).
-    let _ = gate.flush(cells, remainder);
+    gate.flush(cells, remainder, |_, _| {});
     (report.erosion.eroded, report.erosion.deposited) = (report.moved, report.moved);
     report.steepest_excess = steepest_excess(cells, width, height, slope.talus) / f64::from(params.cell_size);
     Ok(report)

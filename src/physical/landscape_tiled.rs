@@ -223,8 +223,10 @@ fn finish<St: AsRef<[f32]> + AsMut<[f32]>>(
         eroder.carry += remainder;
         eroder.flush_anywhere();
         report.merge(&eroder.report);
-    } else if let Some((old, new)) = rules.gate.flush(map.cells_mut(), remainder) {
-        report.book(old, new);
+    } else {
+        rules.gate.flush(map.cells_mut(), remainder, |old, new| {
+            report.book(old, new);
+        });
     }
 }
 

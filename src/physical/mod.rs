@@ -908,11 +908,19 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     }
 
     /// Places the carried remainder on the cell of smallest magnitude on the map,
-    /// where `f32` resolves it best (end of a run).
+    /// where `f32` resolves it best (end of a run); what that add rounded off
+    /// goes to the next, as [`carry::add_all`] does.
     fn flush_anywhere(&mut self) {
-        if self.carry != 0.0 {
+        for _ in 0..carry::ADD_TRIES {
+            let before = self.carry;
+            if before == 0.0 {
+                return;
+            }
             let best = self.gate.flush_target(self.cells);
             self.deposit(best, 0.0);
+            if self.carry == before || !carry::rounded_off(self.carry, self.cells[best]) {
+                return;
+            }
         }
     }
 

@@ -180,8 +180,10 @@ impl<S: NormalSampler + Clone> Snowball<S> {
             // The blur carries the run's rounding remainder with its own, so the
             // two leave a single sub-ulp error.
             blur_cells(cells, width, height, &BlurParams::default(), remainder, &mut scratch, &gate);
-        } else if let Some((old, new)) = gate.flush(cells, remainder) {
-            report.book(old, new);
+        } else {
+            gate.flush(cells, remainder, |old, new| {
+                report.book(old, new);
+            });
         }
         ticker.finish(report.droplets);
         Ok(report)
