@@ -24,6 +24,8 @@ pub(super) struct Rounds {
     /// basins the first droplets left have drained, and a basin that forms
     /// later is the rain's own pools grown together.
     drained: bool,
+    /// The run's steps at the last measure (0 before the first).
+    steps: u64,
 }
 
 /// How far below its least so far a round must bring the closed volume to
@@ -50,6 +52,7 @@ impl Rounds {
             least: None,
             misses: 0,
             drained: false,
+            steps: 0,
         }
     }
 
@@ -61,11 +64,26 @@ impl Rounds {
     /// of the land), or a measure has found no basin and two rounds in a row
     /// have failed to shrink the room in the depressions (their volume) by a
     /// tenth below the least it has been; else 0 (and none after that).
-    pub(super) fn next(&mut self, heights: &[f32], width: usize, height: usize, gate: &Gate<'_>) -> u64 {
+    /// `steps` is the run's steps so far: where no droplet has taken a step
+    /// since the last measure (or in the whole run, at the first), no rain
+    /// changes the map and none follows.
+    pub(super) fn next(
+        &mut self,
+        heights: &[f32],
+        width: usize,
+        height: usize,
+        gate: &Gate<'_>,
+        steps: u64,
+    ) -> u64 {
         let Some(drain) = self.drain else { return 0 };
-        if self.left == 0 {
+        // A round whose droplets took no step moved no sediment: another
+        // would not either (a 3 x 3 pit rained 10^8 such droplets, to a
+        // budget of 10^6 runs).
+        if self.left == 0 || steps == self.steps {
+            self.left = 0;
             return 0;
         }
+        self.steps = steps;
         let Some(closed) = closed_land(heights, width, height, self.sea, gate.active, drain.basin) else {
             self.left = 0;
             return 0;
@@ -260,22 +278,22 @@ mod tests {
             Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, droplets)
         };
         let mut rounds = with(drain, 100);
-        assert_eq!(rounds.next(&pitted(3), 10, 10, &open), 40);
-        assert_eq!(rounds.next(&pitted(2), 10, 10, &open), 40);
-        assert_eq!(rounds.next(&pitted(1), 10, 10, &open), 20, "the budget's rest");
-        assert_eq!(rounds.next(&pitted(1), 10, 10, &open), 0, "spent");
+        assert_eq!(rounds.next(&pitted(3), 10, 10, &open, 1), 40);
+        assert_eq!(rounds.next(&pitted(2), 10, 10, &open, 2), 40);
+        assert_eq!(rounds.next(&pitted(1), 10, 10, &open, 3), 20, "the budget's rest");
+        assert_eq!(rounds.next(&pitted(1), 10, 10, &open, 4), 0, "spent");
         let mut rounds = with(drain, 10);
-        assert_eq!(rounds.next(&pitted(3), 10, 10, &open), 4, "a tenth of the run, a tenth of the rain");
-        assert_eq!(rounds.next(&pitted(2), 10, 10, &open), 4);
-        assert_eq!(rounds.next(&pitted(1), 10, 10, &open), 2);
-        assert_eq!(rounds.next(&pitted(1), 10, 10, &open), 0);
+        assert_eq!(rounds.next(&pitted(3), 10, 10, &open, 5), 4, "a tenth of the run, a tenth of the rain");
+        assert_eq!(rounds.next(&pitted(2), 10, 10, &open, 6), 4);
+        assert_eq!(rounds.next(&pitted(1), 10, 10, &open, 7), 2);
+        assert_eq!(rounds.next(&pitted(1), 10, 10, &open, 8), 0);
         // At least a droplet a round.
-        assert_eq!(with(Drain { round: 0.01, ..drain }, 10).next(&pitted(3), 10, 10, &open), 1);
+        assert_eq!(with(Drain { round: 0.01, ..drain }, 10).next(&pitted(3), 10, 10, &open, 9), 1);
         // At or below the share: no round.
-        assert_eq!(with(Drain { closed: 0.035, ..drain }, 100).next(&pitted(3), 10, 10, &open), 0);
+        assert_eq!(with(Drain { closed: 0.035, ..drain }, 100).next(&pitted(3), 10, 10, &open, 10), 0);
         // Without a drain: none; nor after a run of no droplets.
-        assert_eq!(Rounds::new(&Channels::default(), 100).next(&pitted(3), 10, 10, &open), 0);
-        assert_eq!(with(drain, 0).next(&pitted(3), 10, 10, &open), 0);
+        assert_eq!(Rounds::new(&Channels::default(), 100).next(&pitted(3), 10, 10, &open, 11), 0);
+        assert_eq!(with(drain, 0).next(&pitted(3), 10, 10, &open, 12), 0);
     }
 
     /// Two rounds in a row that do not bring the room in the depressions a
@@ -306,16 +324,16 @@ mod tests {
             heights
         };
         let mut rounds = with();
-        assert_eq!(rounds.next(&start(&[2.0, 2.0]), 10, 10, &open), 10, "room 5");
-        assert_eq!(rounds.next(&map(&[2.0, 2.5]), 10, 10, &open), 10, "4.5, not below 5 x 0.9: one miss");
-        assert_eq!(rounds.next(&map(&[2.0, 2.0, 2.0]), 10, 10, &open), 0, "two in a row");
-        assert_eq!(rounds.next(&map(&[1.0]), 10, 10, &open), 0, "ended");
+        assert_eq!(rounds.next(&start(&[2.0, 2.0]), 10, 10, &open, 13), 10, "room 5");
+        assert_eq!(rounds.next(&map(&[2.0, 2.5]), 10, 10, &open, 14), 10, "4.5, not below 5 x 0.9: one miss");
+        assert_eq!(rounds.next(&map(&[2.0, 2.0, 2.0]), 10, 10, &open, 15), 0, "two in a row");
+        assert_eq!(rounds.next(&map(&[1.0]), 10, 10, &open, 16), 0, "ended");
         let mut rounds = with();
-        assert_eq!(rounds.next(&start(&[2.0, 1.0]), 10, 10, &open), 10, "4");
-        assert_eq!(rounds.next(&map(&[2.0, 1.7]), 10, 10, &open), 10, "3.7, not below 4 x 0.9: a miss");
-        assert_eq!(rounds.next(&map(&[1.0, 1.0]), 10, 10, &open), 10, "2, filling up: progress");
-        assert_eq!(rounds.next(&map(&[2.0, 2.0]), 10, 10, &open), 10, "4: a miss");
-        assert_eq!(rounds.next(&map(&[1.0, 0.9]), 10, 10, &open), 0, "1.9, not below 2 x 0.9: two");
+        assert_eq!(rounds.next(&start(&[2.0, 1.0]), 10, 10, &open, 17), 10, "4");
+        assert_eq!(rounds.next(&map(&[2.0, 1.7]), 10, 10, &open, 18), 10, "3.7, not below 4 x 0.9: a miss");
+        assert_eq!(rounds.next(&map(&[1.0, 1.0]), 10, 10, &open, 19), 10, "2, filling up: progress");
+        assert_eq!(rounds.next(&map(&[2.0, 2.0]), 10, 10, &open, 20), 10, "4: a miss");
+        assert_eq!(rounds.next(&map(&[1.0, 0.9]), 10, 10, &open, 21), 0, "1.9, not below 2 x 0.9: two");
     }
 
     /// While the first basins hold, rounds without progress do not end the
@@ -334,24 +352,42 @@ mod tests {
             heights
         };
         let mut rounds = with();
-        assert_eq!(rounds.next(&basin(0), 10, 10, &open), 10, "room 2");
-        assert_eq!(rounds.next(&basin(1), 10, 10, &open), 10, "room 4: a miss");
-        assert_eq!(rounds.next(&basin(2), 10, 10, &open), 10, "room 6: two, but the basin holds");
-        assert_eq!(rounds.next(&basin(2), 10, 10, &open), 10, "three");
-        assert_eq!(rounds.next(&basin(2), 10, 10, &open), 10, "the budget's last round");
-        assert_eq!(rounds.next(&basin(2), 10, 10, &open), 0, "spent");
+        assert_eq!(rounds.next(&basin(0), 10, 10, &open, 22), 10, "room 2");
+        assert_eq!(rounds.next(&basin(1), 10, 10, &open, 23), 10, "room 4: a miss");
+        assert_eq!(rounds.next(&basin(2), 10, 10, &open, 24), 10, "room 6: two, but the basin holds");
+        assert_eq!(rounds.next(&basin(2), 10, 10, &open, 25), 10, "three");
+        assert_eq!(rounds.next(&basin(2), 10, 10, &open, 26), 10, "the budget's last round");
+        assert_eq!(rounds.next(&basin(2), 10, 10, &open, 27), 0, "spent");
         let mut rounds = with();
-        assert_eq!(rounds.next(&basin(0), 10, 10, &open), 10, "room 2");
-        assert_eq!(rounds.next(&basin(1), 10, 10, &open), 10, "room 4: a miss");
-        assert_eq!(rounds.next(&pitted(3), 10, 10, &open), 0, "room 6, a second miss, and no basin left");
+        assert_eq!(rounds.next(&basin(0), 10, 10, &open, 28), 10, "room 2");
+        assert_eq!(rounds.next(&basin(1), 10, 10, &open, 29), 10, "room 4: a miss");
+        assert_eq!(rounds.next(&pitted(3), 10, 10, &open, 30), 0, "room 6, a second miss, and no basin left");
         let mut rounds = with();
-        assert_eq!(rounds.next(&basin(0), 10, 10, &open), 10, "room 2");
-        assert_eq!(rounds.next(&pitted(1), 10, 10, &open), 10, "room 2, pools alone: a miss");
+        assert_eq!(rounds.next(&basin(0), 10, 10, &open, 31), 10, "room 2");
+        assert_eq!(rounds.next(&pitted(1), 10, 10, &open, 32), 10, "room 2, pools alone: a miss");
         assert_eq!(
-            rounds.next(&basin(2), 10, 10, &open),
+            rounds.next(&basin(2), 10, 10, &open, 33),
             0,
             "room 6, a second miss: the basin is the rain's own"
         );
+    }
+
+    /// A measure with no step taken since the last (or, at the first, in the
+    /// whole run) ends the rain, budget and basin or not: no droplet moved
+    /// any sediment, and more rain would not either.
+    #[test]
+    fn rain_without_a_step_ends_the_rounds() {
+        let open = Gate::default();
+        let drain = Drain { closed: 0.005, round: 0.1, most: 1e6, basin: 0.0 };
+        let with = || Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 100);
+        let mut rounds = with();
+        assert_eq!(rounds.next(&pitted(3), 10, 10, &open, 0), 0, "a run of no step");
+        assert_eq!(rounds.next(&pitted(3), 10, 10, &open, 5), 0, "ended");
+        let mut rounds = with();
+        assert_eq!(rounds.next(&pitted(3), 10, 10, &open, 500), 10);
+        assert_eq!(rounds.next(&pitted(3), 10, 10, &open, 501), 10, "a step: on");
+        assert_eq!(rounds.next(&pitted(3), 10, 10, &open, 501), 0, "none since");
+        assert_eq!(rounds.next(&pitted(3), 10, 10, &open, 502), 0, "ended");
     }
 
     /// Closed cells touching through an edge or a corner are one patch; a
@@ -391,13 +427,13 @@ mod tests {
         let drain = Drain { closed: 0.005, round: 0.1, most: 4.0, basin: 0.02 };
         let with = || Rounds::new(&Channels { drain: Some(drain), ..Channels::default() }, 100);
         let mut rounds = with();
-        assert_eq!(rounds.next(&pitted(4), 10, 10, &open), 0, "four pits of a cell each");
-        assert_eq!(rounds.next(&pitted(4), 10, 10, &open), 0, "ended");
+        assert_eq!(rounds.next(&pitted(4), 10, 10, &open, 34), 0, "four pits of a cell each");
+        assert_eq!(rounds.next(&pitted(4), 10, 10, &open, 35), 0, "ended");
         let mut rounds = with();
         let mut basin = pitted(4);
         basin[23] = 3.0;
-        assert_eq!(rounds.next(&basin, 10, 10, &open), 10, "two pits side by side: room 10");
-        assert_eq!(rounds.next(&pitted(4), 10, 10, &open), 10, "pools alone, room 8: progress");
-        assert_eq!(rounds.next(&pitted(1), 10, 10, &open), 10, "room 2");
+        assert_eq!(rounds.next(&basin, 10, 10, &open, 36), 10, "two pits side by side: room 10");
+        assert_eq!(rounds.next(&pitted(4), 10, 10, &open, 37), 10, "pools alone, room 8: progress");
+        assert_eq!(rounds.next(&pitted(1), 10, 10, &open, 38), 10, "room 2");
     }
 }

@@ -144,7 +144,7 @@ where
             // Fewer starts than asked: no droplet can start any more.
             spawned = if drawn < count { total } else { spawned + count };
         } else if queues.iter().all(Vec::is_empty) {
-            let more = rounds.next(map.cells(), width, height, &rules.gate);
+            let more = rounds.next(map.cells(), width, height, &rules.gate, report.steps);
             if more == 0 {
                 finish(&rules, &before, map, &mut report, remainder);
                 return Ok(report);

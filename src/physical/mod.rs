@@ -324,7 +324,8 @@ impl<S: NormalSampler + Clone> Physical<S> {
         self.drive(map, progress, extras, |eroder, total, ticker| {
             body(eroder, &mut flow, total, ticker);
             while !eroder.report.cancelled {
-                let more = rounds.next(eroder.cells, width, height, &eroder.gate);
+                let steps = eroder.report.steps;
+                let more = rounds.next(eroder.cells, width, height, &eroder.gate, steps);
                 if more == 0 {
                     break;
                 }
