@@ -94,6 +94,18 @@ fn the_sea_is_blue_and_params_are_checked() {
     }
 }
 
+/// A light of any length but zero lights as its direction: a tiny one (whose
+/// `f32` squares underflow) gives the pictures of a unit one.
+#[test]
+fn a_tiny_light_is_a_direction_too() {
+    let map = fbm_terrain(24, 16, 2).unwrap();
+    let render =
+        |light| Hillshade { light, ..Hillshade::default() }.render(&map, Overlays::default()).unwrap();
+    for (tiny, unit) in [([1e-30, 0.0, 0.0], [1.0, 0.0, 0.0]), ([0.0, 1e-40, 0.0], [0.0, 1.0, 0.0])] {
+        assert_eq!(render(tiny).pixels(), render(unit).pixels(), "{tiny:?}");
+    }
+}
+
 #[test]
 fn erosion_maps_are_red_where_lost_and_blue_where_gained() {
     let before = Heightmap::filled(4, 1, 1.0).unwrap();

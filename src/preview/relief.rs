@@ -101,9 +101,9 @@ impl Hillshade {
     /// # Errors
     /// A [`ParamError`] naming the first field out of range.
     pub fn validate(&self) -> Result<(), ParamError> {
-        let [x, y, z] = self.light;
         check(
-            self.light.iter().all(|c| c.is_finite() && c.abs() <= 1e18) && x * x + y * y + z * z > 0.0,
+            self.light.iter().all(|c| c.is_finite() && c.abs() <= 1e18)
+                && self.light.iter().any(|&c| c != 0.0),
             "light",
             "finite, each component at most 1e18 in size, not all zero",
         )?;
@@ -136,9 +136,7 @@ impl Hillshade {
         let span = range.max - range.min;
         // Cells per height unit, so the range stands `relief` longer sides tall.
         let scale = self.relief * width.max(height) as f32 / span;
-        let [lx, ly, lz] = self.light;
-        let length = math::sqrt(lx * lx + ly * ly + lz * lz);
-        let light = [lx / length, ly / length, lz / length];
+        let light = unit(self.light);
         let at = |x: usize, y: usize| map.cells()[y * width + x];
         let (water, streams) =
             (overlays.water.as_ref().map(Grid::cells), overlays.streams.as_ref().map(Grid::cells));
@@ -189,4 +187,18 @@ impl Hillshade {
 /// `a` moved a fraction `alpha` of the way to `b`.
 fn blend(a: [f32; 3], b: [f32; 3], alpha: f32) -> [f32; 3] {
     core::array::from_fn(|i| a[i] + (b[i] - a[i]) * alpha)
+}
+
+/// `v` (finite, not all zero) scaled to unit length. In `f32` where its
+/// squared length is a normal `f32`; in `f64` where that underflows (a light
+/// of `[1e-30, 0, 0]`), which `f32` squares cannot resolve.
+fn unit([x, y, z]: [f32; 3]) -> [f32; 3] {
+    let squared = x * x + y * y + z * z;
+    if squared >= f32::MIN_POSITIVE {
+        let length = math::sqrt(squared);
+        return [x / length, y / length, z / length];
+    }
+    let (x, y, z) = (f64::from(x), f64::from(y), f64::from(z));
+    let length = math::sqrt_f64(x * x + y * y + z * z);
+    [(x / length) as f32, (y / length) as f32, (z / length) as f32]
 }
