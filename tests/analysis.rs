@@ -1,8 +1,8 @@
 //! Terrain analysis against maps worked out by hand and analytic surfaces.
 
 use hydraulic_erosion::analysis::{
-    AnalysisOptions, Fill, FlowField, NO_RECEIVER, PowerLawFit, TerrainStats, count_pits, fill_depressions,
-    fill_depressions_to,
+    AnalysisOptions, Fill, FlowField, LakeStats, NO_RECEIVER, PowerLawFit, TerrainStats, count_pits,
+    fill_depressions, fill_depressions_to,
 };
 use hydraulic_erosion::{Error, GridError, Heightmap, fbm_terrain, island_terrain};
 use proptest::prelude::*;
@@ -426,6 +426,23 @@ fn lake_stats_read_a_hydrology_run_s_pools() {
     let terrain = TerrainStats::measure(&ground, &options).unwrap();
     assert_eq!((dry.water_fraction, dry.dry_channel_cells), (0.0, terrain.channel_cells));
     assert_eq!(dry.dry_channel_flat_fraction, terrain.channel_flat_fraction);
+}
+
+/// A slope beyond `f32`'s range saturates at `f32::MAX`: a finite map
+/// measures (a spike of 1e30 over cells of 1e-9, the extremes side by side;
+/// before, `measure` called such a map's finite cell not finite).
+#[test]
+fn slopes_beyond_f32_saturate() {
+    let spike = Heightmap::from_fn(3, 3, |x, y| if (x, y) == (1, 1) { 1e30 } else { 0.0 }).unwrap();
+    let flow = FlowField::d8(&spike).unwrap();
+    let slope = flow.slope(&spike, 1e-9).unwrap();
+    assert_eq!(slope[(1, 1)], f32::MAX);
+    let options = AnalysisOptions { cell_size: 1e-9, ..AnalysisOptions::default() };
+    assert!(TerrainStats::measure(&spike, &options).is_ok());
+    let board = Heightmap::from_fn(4, 4, |x, y| if (x + y) % 2 == 0 { f32::MAX } else { f32::MIN }).unwrap();
+    assert!(TerrainStats::measure(&board, &AnalysisOptions::default()).is_ok());
+    let ground = Heightmap::filled(4, 4, 0.0).unwrap();
+    assert!(LakeStats::measure(&board, &ground, &AnalysisOptions::default()).is_ok());
 }
 
 /// A NaN or an infinity is refused by name, the first one in row order

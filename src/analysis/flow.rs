@@ -174,9 +174,9 @@ impl FlowField {
     /// [`Error::Param`] naming `cell_size` unless it is finite and in
     /// `(0, 1e15]`; as [`Error::Grid`]: [`GridError::SizeMismatch`] if
     /// `heights` is not the surface's size, [`GridError::NonFinite`] for the
-    /// first NaN or infinite cell of `heights` (or of the result, for a drop
-    /// over the distance beyond `f32`'s range), [`GridError::OutOfMemory`] if
-    /// the result cannot be allocated.
+    /// first NaN or infinite cell of `heights`, [`GridError::OutOfMemory`] if
+    /// the result cannot be allocated. A drop over the distance beyond
+    /// `f32`'s range is `±f32::MAX` (a finite map has a finite slope map).
     pub fn slope<S: AsRef<[f32]>>(&self, heights: &Grid<S>, cell_size: f32) -> Result<Heightmap, Error> {
         check_cell_size(cell_size)?;
         self.check_size(heights)?;
@@ -187,7 +187,9 @@ impl FlowField {
             let r = self.receivers[i];
             if r != NO_RECEIVER {
                 let run = f64::from(self.steps[i]) * f64::from(cell_size);
-                *s = ((f64::from(z[i]) - f64::from(z[r as usize])) / run) as f32;
+                // Saturated: a drop of 1e30 over 1e-9 is no error in the map.
+                let steep = (f64::from(z[i]) - f64::from(z[r as usize])) / run;
+                *s = steep.clamp(-f64::from(f32::MAX), f64::from(f32::MAX)) as f32;
             }
         }
         Ok(Heightmap::from_cells(self.width, self.height, slope)?)
