@@ -38,8 +38,11 @@ use crate::simulator::{RunOptions, Simulator};
 /// slides included), and draws from the one generator in turn order: the
 /// same map, models and seed give the same bits. Its progress callback sees
 /// the pipeline as a whole: `total` is `2 * rounds * 1024`, and each run
-/// moves `done` through its own 1024 steps. A run that reports `cancelled`
-/// (the callback said stop) ends the pipeline there.
+/// moves `done` through its own 1024 steps. A `Control::Stop` ends the
+/// pipeline: at the run it stopped (which reports `cancelled`), or, where it
+/// came at a run's last call (which a run alone does not stop at), before
+/// the next run; either way with `total.cancelled` set, unless no run was
+/// left.
 ///
 /// The pipeline is a [`Simulator`] itself: it can be a stage of another one.
 #[derive(Clone, Debug, PartialEq)]
@@ -114,6 +117,8 @@ struct Share<'p> {
     outer: &'p mut dyn Progress,
     index: u64,
     runs: u64,
+    /// Whether the callback has said stop.
+    stopped: bool,
 }
 
 impl Progress for Share<'_> {
@@ -123,7 +128,9 @@ impl Progress for Share<'_> {
         } else {
             (u128::from(done.min(total)) * 1024 / u128::from(total)) as u64
         };
-        self.outer.update(self.index * RUN_STEPS + part, self.runs * RUN_STEPS)
+        let control = self.outer.update(self.index * RUN_STEPS + part, self.runs * RUN_STEPS);
+        self.stopped |= control == Control::Stop;
+        control
     }
 }
 
@@ -152,7 +159,7 @@ where
             PipelineReport { first: Vec::new(), second: Vec::new(), total: ErosionReport::default() };
         let runs = 2 * u64::from(self.rounds);
         for index in 0..runs {
-            let mut share = progress.as_deref_mut().map(|outer| Share { outer, index, runs });
+            let mut share = progress.as_deref_mut().map(|outer| Share { outer, index, runs, stopped: false });
             let options = RunOptions {
                 progress: share.as_mut().map(|s| s as &mut dyn Progress),
                 mode,
@@ -171,7 +178,12 @@ where
                 total
             };
             report.total.merge(&total);
-            if total.cancelled {
+            // A stop at a run's last call (runs make one as they end, and
+            // finish anyway) would be lost: the next run asks anew.
+            if share.is_some_and(|s| s.stopped) && index + 1 < runs {
+                report.total.cancelled = true;
+            }
+            if report.total.cancelled {
                 break;
             }
         }

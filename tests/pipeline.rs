@@ -180,11 +180,53 @@ fn a_masked_pipeline_keeps_masked_cells_and_a_stopped_one_ends_balanced() {
         .unwrap()
         .run_with(map.view_mut(), &mut rng, options)
         .unwrap();
+    // The stop came as the third run ended: no fourth run.
     assert!(report.total.cancelled);
-    assert_eq!((report.first.len(), report.second.len()), (2, 2));
+    assert_eq!((report.first.len(), report.second.len()), (2, 1));
     assert!(seen.iter().all(|&(_, total)| total == 8 * 1024));
     assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "progress went back");
     assert!(MassBalance::of_run(&before, &map, &report.total).is_conserved());
+}
+
+/// A stop said once, at a run's last call (which a run alone finishes
+/// anyway), still ends the pipeline before its next run. (It was lost: the
+/// next run asked anew, and the pipeline ran to its end.)
+#[test]
+fn a_stop_at_a_runs_last_call_ends_the_pipeline() {
+    let before = rugged();
+    // Stop once, at the first run's last call (done 1024 of 4 * 1024).
+    let (mut calls, mut stops) = (0u32, 0u32);
+    let mut stop_once = |done: u64, _: u64| {
+        calls += 1;
+        if done == 1024 && stops == 0 {
+            stops += 1;
+            Control::Stop
+        } else {
+            Control::Continue
+        }
+    };
+    let mut map = before.clone();
+    let mut rng = Xoshiro256StarStar::seed_from_u64(4);
+    let options = RunOptions::default().with_progress(&mut stop_once);
+    let report = Pipeline::new(water(1_000), talus(10), 2)
+        .unwrap()
+        .run_with(map.view_mut(), &mut rng, options)
+        .unwrap();
+    assert_eq!(stops, 1);
+    assert!(report.total.cancelled);
+    assert_eq!((report.first.len(), report.second.len()), (1, 0));
+    assert_eq!(report.total.droplets, 1_000, "the first run finished");
+    assert!(MassBalance::of_run(&before, &map, &report.total).is_conserved());
+    // A stop at the very last call ends nothing: every run is done.
+    let mut stop_last = |done: u64, total: u64| if done == total { Control::Stop } else { Control::Continue };
+    let mut map = before.clone();
+    let options = RunOptions::default().with_progress(&mut stop_last);
+    let report = Pipeline::new(water(1_000), talus(10), 2)
+        .unwrap()
+        .run_with(map.view_mut(), &mut rng, options)
+        .unwrap();
+    assert!(!report.total.cancelled);
+    assert_eq!((report.first.len(), report.second.len()), (2, 2));
 }
 
 #[test]
