@@ -346,7 +346,10 @@ impl<S: AsRef<[f32]> + AsMut<[f32]>> IndexMut<(usize, usize)> for Grid<S> {
 #[cfg(feature = "serde")]
 impl<'de> serde::Deserialize<'de> for Heightmap {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // Unknown fields refused, as the params' are: a misspelt one is an
+        // error, not a field silently dropped.
         #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
         struct Raw {
             width: usize,
             height: usize,

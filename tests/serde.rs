@@ -59,3 +59,25 @@ fn channels_take_a_sea_level_and_old_configs_have_none() {
     assert_eq!(old, Channels { momentum: 0.5, ..Channels::default() });
     assert_eq!(old.sea_level, None);
 }
+
+/// Grids and pictures read from a file are checked as their constructors
+/// check them: a picture whose pixels are not `width * height` is an error
+/// (it read, and `get` panicked), and an unknown field is refused.
+#[test]
+fn grids_and_pictures_are_checked_on_the_way_in() {
+    use hydraulic_erosion::{Heightmap, RgbImage};
+    let picture = RgbImage::from_pixels(2, 1, vec![[1, 2, 3], [4, 5, 6]]).unwrap();
+    let json = serde_json::to_string(&picture).unwrap();
+    assert_eq!(serde_json::from_str::<RgbImage>(&json).unwrap(), picture);
+    for bad in [
+        r#"{"width":2,"height":2,"pixels":[]}"#,
+        r#"{"width":18446744073709551615,"height":2,"pixels":[[0,0,0]]}"#,
+        r#"{"width":1,"height":1,"pixels":[[0,0,0]],"depth":8}"#,
+    ] {
+        assert!(serde_json::from_str::<RgbImage>(bad).is_err(), "{bad}");
+    }
+    let map: Heightmap = serde_json::from_str(r#"{"width":2,"height":1,"cells":[1.0,2.0]}"#).unwrap();
+    assert_eq!(map.cells(), [1.0, 2.0]);
+    let misspelt = r#"{"width":2,"height":1,"cells":[1.0,2.0],"cell_size":2.0}"#;
+    assert!(serde_json::from_str::<Heightmap>(misspelt).is_err());
+}

@@ -5,11 +5,29 @@ use alloc::vec::Vec;
 /// An 8-bit RGB picture, row by row from the top (pixel `(x, y)` shows cell
 /// `(x, y)` of the map it was drawn from), 3 bytes a pixel.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct RgbImage {
     width: usize,
     height: usize,
     pixels: Vec<[u8; 3]>,
+}
+
+/// Checked as [`RgbImage::from_pixels`] checks: the pixels must be
+/// `width * height` (a picture read with fewer panicked on `get`), and no
+/// unknown field.
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for RgbImage {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Raw {
+            width: usize,
+            height: usize,
+            pixels: Vec<[u8; 3]>,
+        }
+        let raw = Raw::deserialize(deserializer)?;
+        RgbImage::from_pixels(raw.width, raw.height, raw.pixels).map_err(serde::de::Error::custom)
+    }
 }
 
 impl RgbImage {
