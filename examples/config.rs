@@ -103,6 +103,7 @@ fn run() -> Result<(), String> {
     let path = std::env::args().nth(1).unwrap_or_else(|| "examples/config.json".into());
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
     let config = parse(&text).map_err(|e| format!("{path}: {e}"))?;
+    config.outputs.validate().map_err(|e| format!("{path}: {e}"))?;
     let before = config.terrain.load(config.seed)?;
     say!(
         "{path}: {}x{} terrain, model {}, seed {}",
@@ -192,6 +193,15 @@ mod tests {
             r#"{"model": {"physical": {}}}"#.to_string(),
         ] {
             assert!(parse(&bad).is_err(), "{bad}");
+        }
+        // Pictures are PNG files: another extension is refused before the run.
+        let outputs = |field: &str, name: &str| {
+            format!(r#"{{{base}, "model": {{"physical": {{}}}}, "outputs": {{"{field}": "{name}"}}}}"#)
+        };
+        assert!(parse(&outputs("preview", "relief.PNG")).unwrap().outputs.validate().is_ok());
+        for (field, name) in [("preview", "preview.r16"), ("change", "change"), ("change", "c.png.r32")] {
+            let config = parse(&outputs(field, name)).unwrap();
+            assert!(config.outputs.validate().unwrap_err().contains(field), "{field}: {name}");
         }
     }
 }

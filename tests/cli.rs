@@ -195,6 +195,31 @@ fn a_bad_repose_angle_is_refused_before_the_run() {
     );
 }
 
+/// Options that do not apply to the run asked for, or that say one thing
+/// twice, are refused with a message (they were ignored, or the last one
+/// won); so are a pool of threads too large to start quickly, an empty
+/// output folder and a hardness map outside [0, 1].
+#[test]
+fn options_that_do_not_apply_or_conflict_are_refused() {
+    refuses(&["--model", "snowball", "--preset", "bogus"], "--preset picks the physical model's params");
+    refuses(&["--model", "hydrology", "--preset", "seeds"], "--preset picks the physical model's params");
+    refuses(&["--model", "snowball", "--pit-safe"], "--pit-safe needs the physical or hydrology model");
+    refuses(&["--thermal", "--repose", "30"], "--thermal and --repose: one at most");
+    refuses(&["--repose", "30", "--thermal"], "--thermal and --repose: one at most");
+    refuses(&["--in", "terrain.r32", "--size", "64"], "--size is the generated terrain's");
+    refuses(&["--threads", "100000"], "--threads must be from 1 to 1024");
+    refuses(&["--threads", "0"], "--threads must be from 1 to 1024");
+    refuses(&["--out-dir", ""], "--out-dir: an empty path");
+    refuses(&["--layers", "flux,wetness,flux"], "--layers: flux given twice");
+    let out_dir = OutDir::new("hardness");
+    std::fs::create_dir_all(&out_dir.0).unwrap();
+    let hard = out_dir.0.join("hard.r32");
+    let below = hydraulic_erosion::Heightmap::filled(16, 16, -1.0).unwrap();
+    hydraulic_erosion::write_heightmap(&hard, &below, hydraulic_erosion::HeightRange::of(&below)).unwrap();
+    let path = hard.to_str().unwrap();
+    refuses(&["--size", "16", "--hardness", path, "--out-dir", out_dir.path()], "hardness must be in [0, 1]");
+}
+
 #[test]
 fn the_world_preset_is_a_preset_of_its_own() {
     refuses(&["--preset", "world"], "available: landscape, landscape-world, seeds");

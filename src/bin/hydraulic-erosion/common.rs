@@ -184,6 +184,12 @@ impl ControlFiles {
         }
         // Hardness in [0, 1] (1: bedrock) is erodibility `1 - hardness`.
         let erodibility = match read(&self.hardness)? {
+            // Outside [0, 1] it would be silently an erodibility above 1 or
+            // bedrock (a PNG's samples are in range; an r32's need not be).
+            Some(hard) if hard.cells().iter().any(|h| !(0.0..=1.0).contains(h)) => {
+                let path = self.hardness.as_deref().unwrap_or_default();
+                return Err(format!("{path}: hardness must be in [0, 1] in every cell (1: bedrock)"));
+            }
             Some(hard) => Some(
                 Heightmap::from_fn(hard.width(), hard.height(), |x, y| (1.0 - hard[(x, y)]).max(0.0))
                     .map_err(|e| e.to_string())?,
@@ -388,6 +394,20 @@ impl Default for Outputs {
 }
 
 impl Outputs {
+    /// Checks the pictures' names before a run: the preview and the change
+    /// map are PNG files, and a name of another extension (`preview.r16`)
+    /// would hold PNG bytes under it.
+    pub fn validate(&self) -> Result<(), String> {
+        for (field, name) in [("preview", &self.preview), ("change", &self.change)] {
+            let Some(name) = name else { continue };
+            let png = Path::new(name).extension().is_some_and(|e| e.eq_ignore_ascii_case("png"));
+            if !png {
+                return Err(format!("outputs.{field}: {name:?} is a PNG picture: name it .png"));
+            }
+        }
+        Ok(())
+    }
+
     /// Writes every file, printing each with its size.
     pub fn write(&self, before: &Heightmap, after: &Heightmap, outcome: &Outcome) -> Result<(), String> {
         std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir))?;

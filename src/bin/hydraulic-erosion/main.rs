@@ -82,6 +82,10 @@ const WORLD_SETS_CELL_SIZE: &str = "--cell-size: landscape-world sets the cell s
 
 const DRAIN_NEEDS: &str = "--drain and --no-drain need the physical model's landscape preset";
 
+/// The most threads `--threads` takes: a pool of many thousands took longer
+/// to start than a small run (100 000 seemed to hang).
+const MAX_THREADS: usize = 1024;
+
 const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|landscape-world|seeds] [--cell-size C] [--sea-level H] [--drain | --no-drain] [--pit-safe] [--thermal | --repose DEG] [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]";
 
 /// `--help`: every option, what it does and its default.
@@ -105,7 +109,8 @@ model:
   --drain, --no-drain   rain on in rounds until the basins drain (landscape presets) [on]
   --pit-safe            no cut below where a droplet goes next (the seeds preset)
                         [on in the landscape presets and hydrology]
-  --threads T           run on T threads, the same bits for any T [one thread, fastest mode]
+  --threads T           run on T threads (1 to 1024), the same bits for any T
+                        [one thread, fastest mode]
 controls (maps of the terrain's size, 16-bit PNG samples read as [0, 1]):
   --mask FILE           where the run may change cells: 0 untouched and no rain there
   --rain FILE           where droplets start, weighted
@@ -191,7 +196,7 @@ fn parse_args() -> Result<Request, String> {
         hardness: None,
         out_dir: None,
     };
-    let (mut droplets, mut pit_safe, mut preset) = (None, false, "landscape".to_string());
+    let (mut droplets, mut pit_safe, mut preset, mut size) = (None, false, None, None);
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -199,7 +204,7 @@ fn parse_args() -> Result<Request, String> {
             "--in" => args.input = Some(value()?),
             "--model" => args.model = Model::by_name(&value()?)?,
             "--seed" => args.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
-            "--size" => args.size = value()?.parse().map_err(|e| format!("--size: {e}"))?,
+            "--size" => size = Some(value()?.parse().map_err(|e| format!("--size: {e}"))?),
             "--droplets" => droplets = Some(value()?.parse().map_err(|e| format!("--droplets: {e}"))?),
             "--pit-safe" => pit_safe = true,
             "--cell-size" => {
@@ -217,13 +222,16 @@ fn parse_args() -> Result<Request, String> {
             }
             "--drain" => args.drain = Some(true),
             "--no-drain" => args.drain = Some(false),
-            "--preset" => preset = value()?,
+            "--preset" => preset = Some(value()?),
+            "--thermal" | "--repose" if args.thermal.is_some() => {
+                return Err("--thermal and --repose: one at most".into());
+            }
             "--thermal" => args.thermal = Some(ThermalParams::default().repose_angle),
             "--repose" => args.thermal = Some(value()?.parse().map_err(|e| format!("--repose: {e}"))?),
             "--threads" => {
                 let threads = value()?.parse().map_err(|e| format!("--threads: {e}"))?;
-                if threads == 0 {
-                    return Err("--threads must be at least 1".into());
+                if !(1..=MAX_THREADS).contains(&threads) {
+                    return Err(format!("--threads must be from 1 to {MAX_THREADS}"));
                 }
                 args.threads = Some(threads);
             }
@@ -233,6 +241,9 @@ fn parse_args() -> Result<Request, String> {
                         let known = common::LAYER_NAMES.join(", ");
                         return Err(format!("--layers: unknown layer {name:?} (available: {known})"));
                     }
+                    if args.layers.iter().any(|given| given == name) {
+                        return Err(format!("--layers: {name} given twice"));
+                    }
                     args.layers.push(name.to_string());
                 }
             }
@@ -240,13 +251,31 @@ fn parse_args() -> Result<Request, String> {
             "--rain" => args.rain = Some(value()?),
             "--erodibility" => args.erodibility = Some(value()?),
             "--hardness" => args.hardness = Some(value()?),
-            "--out-dir" => args.out_dir = Some(value()?),
+            "--out-dir" => {
+                let dir = value()?;
+                if dir.is_empty() {
+                    return Err("--out-dir: an empty path (use . for the current folder)".into());
+                }
+                args.out_dir = Some(dir);
+            }
             "--help" | "-h" => return Ok(Request::Help),
             "--version" | "-V" => return Ok(Request::Version),
             other => return Err(format!("unknown option {other}\n{USAGE}\n(--help: every option)")),
         }
     }
+    match (size, &args.input) {
+        (Some(_), Some(_)) => return Err("--size is the generated terrain's: not with --in".into()),
+        (Some(side), None) => args.size = side,
+        (None, _) => {}
+    }
     // Options that tune one model's params.
+    if preset.is_some() && !matches!(args.model, Model::Physical(_)) {
+        return Err("--preset picks the physical model's params: not with another model".into());
+    }
+    if pit_safe && matches!(args.model, Model::Snowball(_)) {
+        return Err("--pit-safe needs the physical or hydrology model".into());
+    }
+    let preset = preset.unwrap_or_else(|| "landscape".into());
     match &mut args.model {
         Model::Physical(params) => {
             match preset.as_str() {
