@@ -173,8 +173,8 @@ impl<'a> Gate<'a> {
 
     /// Places `remainder` (the sub-ulp leftover of exact books) on
     /// [`flush_target`](Self::flush_target), calling `book(old, new)` for
-    /// each cell it changes: what a cell does not take (see
-    /// [`carry::add_all`]) goes to the target then.
+    /// each cell it changes: what an add rounds off across a binade goes to
+    /// the target after it ([`carry::add_all`]).
     pub(crate) fn flush(&self, cells: &mut [f32], remainder: f64, book: impl FnMut(f32, f32)) {
         carry::add_all(cells, remainder, |cells| self.flush_target(cells), book);
     }
