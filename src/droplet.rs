@@ -40,28 +40,36 @@ impl Droplet {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Fate {
     /// Its water fell to `min_water`; it put its load down where it stood.
+    #[cfg_attr(feature = "serde", serde(alias = "Evaporated"))]
     Evaporated,
     /// It moved off the map, or into the sea of a landscape run with a
     /// [`sea_level`](crate::Channels::sea_level), carrying its load out
     /// (counted as outflow).
+    #[cfg_attr(feature = "serde", serde(alias = "LeftMap"))]
     LeftMap,
     /// It reached `max_steps`; it put its load down where it stood.
+    #[cfg_attr(feature = "serde", serde(alias = "StepLimit"))]
     StepLimit,
     /// Its next step would have produced a non-finite velocity, position or height
     /// (extreme heights or parameters); it stopped before that step and put its
     /// load down where it stood.
+    #[cfg_attr(feature = "serde", serde(alias = "Unstable"))]
     Unstable,
     /// It reached flat ground (a surface normal of exactly `(0, 1, 0)`: a
     /// [`Snowball`](crate::Snowball) in the sea or on a plateau); it put its load
     /// down where it stood.
+    #[cfg_attr(feature = "serde", serde(alias = "Flat"))]
     Flat,
     /// The caller stopped it (a [`DropletTrace`](crate::DropletTrace) dropped
     /// before its end); it put its load down where it stood.
+    #[cfg_attr(feature = "serde", serde(alias = "Stopped"))]
     Stopped,
     /// Its next step would have entered a cell the active mask keeps
     /// unchanged (see [`Controls`](crate::Controls)); it stopped at the centre
     /// of the cell it was in and put its load down there.
+    #[cfg_attr(feature = "serde", serde(alias = "Masked"))]
     Masked,
 }

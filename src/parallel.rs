@@ -28,6 +28,7 @@ use crate::tiles::{self, Turns};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Layout {
     /// Coloured tiles (default): droplets run in the tile of the map they stand
     /// in, on the live map, tiles that do not overlap side by side (see
@@ -35,9 +36,11 @@ pub enum Layout {
     /// runs always use tiles; [`Snowball`] runs use them when their sampler's
     /// reach is known and at most half a tile, and batches otherwise.
     #[default]
+    #[cfg_attr(feature = "serde", serde(alias = "Tiles"))]
     Tiles,
     /// Fixed batches on a frozen map, their changes added in batch order (see
     /// [`Parallel`]). Uses `batch_size`, `batches_per_round` and the run's [`Mode`].
+    #[cfg_attr(feature = "serde", serde(alias = "Batches"))]
     Batches,
 }
 

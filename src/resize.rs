@@ -18,11 +18,14 @@ use crate::grid::{Grid, Heightmap};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum EngineSize {
     /// Unity's terrain heightmaps: `2^n + 1` cells a side, 33 to 4 097.
+    #[cfg_attr(feature = "serde", serde(alias = "Unity"))]
     Unity,
     /// Unreal's recommended landscape sizes (whole components): 127, 253, 505,
     /// 1 009, 2 017, 4 033 and 8 129 cells a side.
+    #[cfg_attr(feature = "serde", serde(alias = "Unreal"))]
     Unreal,
 }
 

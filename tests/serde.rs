@@ -20,9 +20,31 @@ fn samplers_round_trip_and_validate() {
     let sampler = Sampler::Offset(Offset::new(BaseSampler::CentralDifference, 0.8).unwrap());
     let json = serde_json::to_string(&sampler).unwrap();
     assert_eq!(serde_json::from_str::<Sampler>(&json).unwrap(), sampler);
-    let bad = r#"{"Offset":{"inner":"EightFacet","radius":-1.0}}"#;
+    assert_eq!(json, r#"{"offset":{"inner":"central_difference","radius":0.8}}"#);
+    let bad = r#"{"offset":{"inner":"eight_facet","radius":-1.0}}"#;
     let err = serde_json::from_str::<Sampler>(bad).unwrap_err();
     assert!(err.to_string().contains("radius"), "{err}");
+    // The names before they were snake_case still read.
+    let old = r#"{"Offset":{"inner":"CentralDifference","radius":0.8}}"#;
+    assert_eq!(serde_json::from_str::<Sampler>(old).unwrap(), sampler);
+}
+
+/// Every enum of the crate is written in snake_case, as `Mode` always was,
+/// and reads its old PascalCase name too.
+#[test]
+fn enums_are_snake_case_and_read_their_old_names() {
+    use hydraulic_erosion::analysis::Fill;
+    use hydraulic_erosion::{EngineSize, Fate, Layout, Mode};
+    let name = |v: String| v.trim_matches('"').to_string();
+    assert_eq!(name(serde_json::to_string(&Mode::Lockstep).unwrap()), "lockstep");
+    assert_eq!(name(serde_json::to_string(&Layout::Tiles).unwrap()), "tiles");
+    assert_eq!(name(serde_json::to_string(&Fill::Epsilon).unwrap()), "epsilon");
+    assert_eq!(name(serde_json::to_string(&EngineSize::Unreal).unwrap()), "unreal");
+    assert_eq!(name(serde_json::to_string(&Fate::LeftMap).unwrap()), "left_map");
+    assert_eq!(name(serde_json::to_string(&BaseSampler::EightFacet).unwrap()), "eight_facet");
+    assert_eq!(serde_json::from_str::<Layout>(r#""Batches""#).unwrap(), Layout::Batches);
+    assert_eq!(serde_json::from_str::<Fate>(r#""StepLimit""#).unwrap(), Fate::StepLimit);
+    assert_eq!(serde_json::from_str::<Fill>(r#""Flat""#).unwrap(), Fill::Flat);
 }
 
 #[test]

@@ -14,13 +14,16 @@ use crate::grid::{Grid, Heightmap, try_filled};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Fill {
     /// Exactly to their spill level: lakes become flat.
     #[default]
+    #[cfg_attr(feature = "serde", serde(alias = "Flat"))]
     Flat,
     /// Each filled cell one `f32` step (the next representable value) above the
     /// cell it was reached from, so every cell has a strictly descending path to
     /// the border: what flow routing needs (Barnes et al.'s Priority-Flood+ε).
+    #[cfg_attr(feature = "serde", serde(alias = "Epsilon"))]
     Epsilon,
 }
 

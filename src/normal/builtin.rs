@@ -9,11 +9,14 @@ use crate::grid::GridRef;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum BaseSampler {
     /// [`EightFacet`], seed 000's weighted normal (the default).
     #[default]
+    #[cfg_attr(feature = "serde", serde(alias = "EightFacet"))]
     EightFacet,
     /// [`CentralDifference`].
+    #[cfg_attr(feature = "serde", serde(alias = "CentralDifference"))]
     CentralDifference,
 }
 
@@ -51,13 +54,17 @@ impl NormalSampler for BaseSampler {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Sampler {
     /// [`EightFacet`] (the default).
     #[default]
+    #[cfg_attr(feature = "serde", serde(alias = "EightFacet"))]
     EightFacet,
     /// [`CentralDifference`].
+    #[cfg_attr(feature = "serde", serde(alias = "CentralDifference"))]
     CentralDifference,
     /// [`Offset`] over a built-in cell sampler.
+    #[cfg_attr(feature = "serde", serde(alias = "Offset"))]
     Offset(Offset<BaseSampler>),
 }
 
