@@ -377,14 +377,14 @@ fn layers_bits_are_pinned() {
         ),
         (
             "landscape sequential",
-            "b4590ddc75848f83 ecc1a4199a770100 572b3c15f8a637c0 18ef8e981dc0ccfb 6f7d569435377235",
+            "b4590ddc75848f83 ecc1a4199a770100 af465e9064f8f56a 18ef8e981dc0ccfb 6f7d569435377235",
         ),
         (
             "landscape interleaved",
             "6711a48fa8a89686 39edeadc4b42dd2c 38df52958ebe01de 4c983bda8361e5f7 15fe38d3812e8e1b",
         ),
         ("snowball", "0cb968961ffb6325 1f8456bdc87e6325 b006440fc28e34d7 adf3914c22faf1d3 73fb41f0125408ca"),
-        ("hydrology", "9938411ddb01608f fd796d57320fcc80 228b6a8338627018 8995603c745cb3cf dd5b4164150fe3e9"),
+        ("hydrology", "9938411ddb01608f fd796d57320fcc80 439096c9f1f29b51 8995603c745cb3cf dd5b4164150fe3e9"),
     ];
     let (mut found_all, mut ok) = (Vec::new(), true);
     for ((name, run), (pinned_name, hashes)) in runs().into_iter().zip(pinned) {
@@ -392,6 +392,13 @@ fn layers_bits_are_pinned() {
         let mut map = terrain();
         let mut layers = Layers::new(SIZE, SIZE).unwrap();
         run(&mut map, Some(&mut layers)).unwrap();
+        // Sums of water and loads: none below 0 (a load the books' rounding
+        // left a hair below 0 made the sediment flux -1.5e-8 here and there).
+        for (layer, what) in
+            [(layers.flux(), "flux"), (layers.wetness(), "wetness"), (layers.sediment_flux(), "sediment")]
+        {
+            assert!(layer.cells().iter().all(|&v| v >= 0.0), "{name}: {what} below 0");
+        }
         let found =
             [layers.flux(), layers.wetness(), layers.sediment_flux(), layers.erosion(), layers.deposition()]
                 .iter()
