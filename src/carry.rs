@@ -16,8 +16,8 @@ pub(crate) fn add(cells: &mut [f32], index: usize, amount: f64) -> Option<(f32, 
 
 /// Places `amount` on `cells`, on the cell `target` picks, and what that add
 /// rounded off on the next target while it is [`rounded_off`]
-/// ([`ADD_TRIES`] adds at most); calls `book(old, new)` for each cell
-/// changed. Where a cell crosses into a coarser binade the rounding can
+/// ([`ADD_TRIES`] adds at most); calls `book(index, old, new)` for each
+/// cell changed, and returns what is left unplaced. Where a cell crosses into a coarser binade the rounding can
 /// leave a whole unit of the finer one (0.99999994 plus two of its units is
 /// a tie between 1 and the next float up, and rounds to 1), more than the
 /// map resolves: the next target takes it. Anywhere else one add leaves at
@@ -26,27 +26,29 @@ pub(crate) fn add_all(
     cells: &mut [f32],
     amount: f64,
     target: impl Fn(&[f32]) -> usize,
-    mut book: impl FnMut(f32, f32),
-) {
+    mut book: impl FnMut(usize, f32, f32),
+) -> f64 {
     let mut rest = amount;
     for _ in 0..ADD_TRIES {
         if rest == 0.0 {
-            return;
+            break;
         }
-        let Some((old, new)) = add(cells, target(cells), rest) else { return };
+        let i = target(cells);
+        let Some((old, new)) = add(cells, i, rest) else { break };
         if old == new {
-            return;
+            break;
         }
         rest -= f64::from(new) - f64::from(old);
-        book(old, new);
+        book(i, old, new);
         if !rounded_off(rest, new) {
-            return;
+            break;
         }
     }
+    rest
 }
 
 /// The most adds [`add_all`] takes: one more than a tie needs.
-pub(crate) const ADD_TRIES: usize = 3;
+const ADD_TRIES: usize = 3;
 
 /// Whether `rest`, what an add that set a cell to `new` rounded off, is more
 /// than half the gap from `new` to the next `f32` towards zero: only where
@@ -86,7 +88,9 @@ mod tests {
     fn placed(mut cells: Vec<f32>, amount: f64) -> (Vec<f32>, f64) {
         let mut booked = 0.0;
         let smallest = |cells: &[f32]| super::smallest_magnitude(cells, 0..cells.len());
-        add_all(&mut cells, amount, smallest, |old, new| booked += f64::from(new) - f64::from(old));
+        let rest =
+            add_all(&mut cells, amount, smallest, |_, old, new| booked += f64::from(new) - f64::from(old));
+        assert_eq!(rest, amount - booked, "what is left is what was not booked");
         (cells, booked)
     }
 

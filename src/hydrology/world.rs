@@ -301,22 +301,13 @@ impl World<'_> {
     /// (end of a run; masked cells keep their bits). The remainder is below an
     /// `f32` unit in the last place, so any pool there is left as it is.
     pub(super) fn flush(&mut self) {
-        // What the add rounded off goes to the next cell, as `carry::add_all`.
-        for _ in 0..crate::carry::ADD_TRIES {
-            if self.carry == 0.0 {
-                return;
-            }
-            let i = self.gate.flush_target(self.heights);
-            let old = self.heights[i];
-            let new = (f64::from(old) + self.carry) as f32;
-            if !new.is_finite() || new == old {
-                return;
-            }
-            self.carry += self.set_height(i, new);
-            if !crate::carry::rounded_off(self.carry, new) {
-                return;
-            }
-        }
+        let (gate, surface, pool, report) = (self.gate, &mut *self.surface, &*self.pool, &mut self.report);
+        let target = |cells: &[f32]| gate.flush_target(cells);
+        // As `set_height`: the surface follows the ground.
+        self.carry = crate::carry::add_all(self.heights, self.carry, target, |i, old, new| {
+            surface[i] = new + pool[i];
+            report.erosion.book(old, new);
+        });
     }
 
     /// Ends particle `p`: its load leaves the map or is put down where it stands,

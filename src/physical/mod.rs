@@ -912,17 +912,11 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     /// where `f32` resolves it best (end of a run); what that add rounded off
     /// goes to the next, as [`carry::add_all`] does.
     fn flush_anywhere(&mut self) {
-        for _ in 0..carry::ADD_TRIES {
-            let before = self.carry;
-            if before == 0.0 {
-                return;
-            }
-            let best = self.gate.flush_target(self.cells);
-            self.deposit(best, 0.0);
-            if self.carry == before || !carry::rounded_off(self.carry, self.cells[best]) {
-                return;
-            }
-        }
+        let (gate, report) = (self.gate, &mut self.report);
+        let target = |cells: &[f32]| gate.flush_target(cells);
+        self.carry = carry::add_all(self.cells, self.carry, target, |_, old, new| {
+            report.book(old, new);
+        });
     }
 
     /// Places the carried remainder on the smallest-magnitude cell around `(x, y)`
