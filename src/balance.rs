@@ -55,10 +55,11 @@ pub struct MassBalance {
     /// [`of_run`](Self::of_run), at least `sum(|after - before|) + |outflow|`.
     pub moved: f64,
     /// Half a unit in the last place of the smallest-magnitude cell of `after`:
-    /// the finest amount an `f32` map can hold, and so the floor of any balance.
-    /// The bound adds it to the books' tolerance; it matters only on small maps
-    /// whose cells are all far from zero, where it is about `TOLERANCE * scale`
-    /// or larger.
+    /// the finest amount an `f32` map can hold, and so the floor of any balance
+    /// (with [`of_run`](Self::of_run), at least what the run reports it could
+    /// not place). The bound adds it to the books' tolerance; it matters only
+    /// on small maps whose cells are all far from zero, where it is about
+    /// `TOLERANCE * scale` or larger.
     pub resolution: f64,
     /// `sum(before) - sum(after) - outflow`, exact and rounded once.
     error: f64,
@@ -121,7 +122,11 @@ impl MassBalance {
     }
 
     /// [`new`](Self::new) with the outflow and the mass moved (`eroded +
-    /// deposited`, where larger than the maps show) from the run's report.
+    /// deposited`, where larger than the maps show) from the run's report,
+    /// and a [`resolution`](Self::resolution) of at least the report's
+    /// [`unplaced`](ErosionReport::unplaced): with an active mask the run
+    /// may place its last remainder only on the cells it may change, whose
+    /// finest may be coarser than the map's.
     pub fn of_run<A: AsRef<[f32]>, B: AsRef<[f32]>>(
         before: &Grid<A>,
         after: &Grid<B>,
@@ -131,6 +136,9 @@ impl MassBalance {
         let booked = report.eroded + report.deposited;
         if booked.is_finite() {
             balance.moved = balance.moved.max(booked);
+        }
+        if report.unplaced.is_finite() {
+            balance.resolution = balance.resolution.max(report.unplaced.abs());
         }
         balance
     }

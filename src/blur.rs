@@ -61,6 +61,11 @@ pub struct BlurReport {
     /// Total mass added to cells that went up, over all passes; equal to
     /// `lowered` up to the rounding of the sums: nothing leaves the map.
     pub raised: f64,
+    /// The rounding remainder no cell could take, as
+    /// [`ErosionReport::unplaced`](crate::ErosionReport::unplaced): below half
+    /// a unit in the last place of the finest cell the blur may change.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub unplaced: f64,
 }
 
 /// Blurs `map` with seed 001's 3 x 3 Gaussian (`[1 2 1; 2 4 2; 1 2 1] / 16`),
@@ -139,7 +144,8 @@ pub(crate) fn blur_cells(
     } else {
         passes(cells, width, height, params, remainder, old, &mut report, |i| gate.weight(i))
     };
-    gate.flush(cells, remainder, |before, after| book(&mut report, f64::from(after) - f64::from(before)));
+    report.unplaced =
+        gate.flush(cells, remainder, |before, after| book(&mut report, f64::from(after) - f64::from(before)));
     report
 }
 

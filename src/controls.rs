@@ -174,9 +174,11 @@ impl<'a> Gate<'a> {
     /// Places `remainder` (the sub-ulp leftover of exact books) on
     /// [`flush_target`](Self::flush_target), calling `book(old, new)` for
     /// each cell it changes: what an add rounds off across a binade goes to
-    /// the target after it ([`carry::add_all`]).
-    pub(crate) fn flush(&self, cells: &mut [f32], remainder: f64, mut book: impl FnMut(f32, f32)) {
-        carry::add_all(cells, remainder, |cells| self.flush_target(cells), |_, old, new| book(old, new));
+    /// the target after it ([`carry::add_all`]). Returns what no add could
+    /// place (the report's `unplaced`).
+    #[must_use]
+    pub(crate) fn flush(&self, cells: &mut [f32], remainder: f64, mut book: impl FnMut(f32, f32)) -> f64 {
+        carry::add_all(cells, remainder, |cells| self.flush_target(cells), |_, old, new| book(old, new))
     }
 
     /// The height cell `i` (now `current`) takes when a droplet would set it

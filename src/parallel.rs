@@ -398,9 +398,10 @@ impl Parallel {
                 };
                 result.expect("the frozen map is finite")
             })?;
-        gate.flush(map.cells_mut(), remainder, |old, new| {
+        let rest = gate.flush(map.cells_mut(), remainder, |old, new| {
             report.book(old, new);
         });
+        report.unplaced += rest;
         Ok(report)
     }
 
@@ -493,11 +494,14 @@ impl Parallel {
         let cells = map.cells_mut();
         if params.blur && !report.cancelled && report.droplets > 0 {
             // The blur places the remainder with its own (as `Snowball::run`).
-            blur_cells(cells, width, height, &BlurParams::default(), remainder, &mut scratch, &gate);
+            let blur =
+                blur_cells(cells, width, height, &BlurParams::default(), remainder, &mut scratch, &gate);
+            report.unplaced += blur.unplaced;
         } else {
-            gate.flush(cells, remainder, |old, new| {
+            let rest = gate.flush(cells, remainder, |old, new| {
                 report.book(old, new);
             });
+            report.unplaced += rest;
         }
         Ok(report)
     }
@@ -592,7 +596,9 @@ impl Parallel {
                 merge_tracks(tracks, batch_tracks);
             }
             for batch_report in &reports {
-                report.merge(batch_report);
+                // What a batch's copy could not place, the whole map may.
+                remainder += batch_report.unplaced;
+                report.merge(&ErosionReport { unplaced: 0.0, ..*batch_report });
             }
             first += batches;
             done += (count * batches).min(left);

@@ -41,6 +41,14 @@ pub struct ErosionReport {
     /// Droplets stopped at the edge of the active mask ([`Controls`](crate::Controls)).
     #[cfg_attr(feature = "serde", serde(default))]
     pub masked: u64,
+    /// The rounding remainder of the run's exact books that no cell it may
+    /// change could take (height units, signed: positive is mass the map
+    /// lacks): below half a unit in the last place of the finest such cell,
+    /// so 0 or a hair. It is not in `outflow`; [`MassBalance::of_run`](crate::MassBalance::of_run)
+    /// allows it. It shows where an active mask leaves only coarse cells to
+    /// take the remainder (a masked cell of height 0 takes none).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub unplaced: f64,
     /// Whether a [`Progress`](crate::Progress) callback stopped the run early;
     /// the counts above are then those of the work done.
     pub cancelled: bool,
@@ -61,6 +69,7 @@ impl ErosionReport {
         self.stopped += other.stopped;
         self.flat += other.flat;
         self.masked += other.masked;
+        self.unplaced += other.unplaced;
         self.cancelled |= other.cancelled;
     }
 

@@ -32,8 +32,9 @@ pub enum Mode {
     /// thread pool, no `parallel` feature needed): the same bits as that
     /// `Parallel` run on any number of threads, and 27 % faster than
     /// [`Sequential`](Mode::Sequential) at 512² (each turn's zone stays in
-    /// cache). Progress is reported, and a stop honoured, once per sweep
-    /// (32 768 droplets). With another sampler than the 8-facet one (the
+    /// cache). Progress is reported, and a stop honoured, once per sweep: a
+    /// thirty-second of a droplet a cell, at least the channels' `refresh`
+    /// (512 droplets at 128², 8 192 at 512²). With another sampler than the 8-facet one (the
     /// tiles carry no per-droplet sampler state) it is
     /// [`Sequential`](Mode::Sequential).
     #[default]
@@ -125,7 +126,9 @@ impl fmt::Debug for RunOptions<'_> {
 /// are the short forms. Every run is deterministic (same map, params, options'
 /// mode and generator state: same bits), conserves sediment to
 /// [`MassBalance`](crate::MassBalance), leaves the map untouched when it returns
-/// an error, and erodes maps under 3 cells on a side to themselves.
+/// an error. The hydraulic models (`Physical`, `Snowball`, `Hydrology`) erode
+/// maps under 3 cells on a side to themselves; [`Thermal`](crate::Thermal),
+/// and so a [`Pipeline`](crate::Pipeline) with it, lets their slopes slide.
 ///
 /// ```
 /// use hydraulic_erosion::{ErosionParams, Heightmap, Hydrology, HydrologyParams, Physical, Simulator, fbm_terrain};
@@ -154,7 +157,10 @@ pub trait Simulator {
     /// # Errors
     /// [`Error::Grid`] if a cell is not finite or the map does not fit the
     /// simulator (a `Hydrology`'s layers) or the options' [`Layers`], or a
-    /// working buffer cannot be allocated; the map is untouched on error.
+    /// working buffer cannot be allocated; [`Error::Param`] if a map of the
+    /// options' [`Controls`](crate::Controls) is out of its range (an
+    /// `active` cell above 1, a negative `rain`: see `Controls::validate`).
+    /// The map is untouched on error.
     fn run_with(
         &mut self,
         map: GridMut<'_>,

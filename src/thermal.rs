@@ -107,8 +107,10 @@ impl AsRef<ErosionReport> for ThermalReport {
 /// It draws nothing from the generator, and ignores `options.mode`. The
 /// options' [`Controls`](crate::Controls) gate it: a cell sends material
 /// down in proportion to `active * min(erodibility, 1)`, and receives
-/// material only if its active value is above 0, so masked cells and
-/// bedrock keep their bits (rain does not apply). `options.layers` records
+/// material only if its active value is above 0, so masked cells keep their
+/// bits and bedrock (erodibility 0) sends nothing, though talus from above
+/// may come to rest on it (rain does not apply). Unlike the hydraulic
+/// models it works on maps of any size: a 2 x 2 map's slopes slide too. `options.layers` records
 /// its erosion and deposition (no water: the other layers stay as they are).
 /// `options.progress` is told after each iteration (`done` and `total` in
 /// iterations) and may stop the pass there.
@@ -273,7 +275,7 @@ fn talus<P: Progress + ?Sized>(
     }
     // The sub-ulp remainders go to the cell that resolves them best (among
     // those the pass may move: bedrock must not go down).
-    gate.flush(cells, remainder, |_, _| {});
+    report.erosion.unplaced = gate.flush(cells, remainder, |_, _| {});
     (report.erosion.eroded, report.erosion.deposited) = (report.moved, report.moved);
     report.steepest_excess = steepest_excess(cells, width, height, slope.talus) / f64::from(params.cell_size);
     Ok(report)

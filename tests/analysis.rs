@@ -129,6 +129,13 @@ fn a_v_valley_collects_everything_in_its_channel() {
         flow.weighted_area(&Heightmap::new(3, 3).unwrap()),
         Err(GridError::SizeMismatch { .. })
     ));
+    // Finite rain whose sums pass f32's range: they saturate (the error
+    // named a cell of the output as the rain's before).
+    let heavy = flow.weighted_area(&Heightmap::filled(w, h, f32::MAX).unwrap()).unwrap();
+    assert_eq!(heavy[(4, 1)], f32::MAX);
+    assert_eq!(heavy[(0, 0)], f32::MAX, "a border cell takes only its own rain");
+    let light = flow.weighted_area(&Heightmap::filled(w, h, -f32::MAX).unwrap()).unwrap();
+    assert_eq!(light[(4, 1)], -f32::MAX);
 }
 
 #[test]

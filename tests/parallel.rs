@@ -226,7 +226,7 @@ fn value_stability() {
 
 const PINNED_PHYSICAL: u64 = 1015308016534098232;
 const PINNED_TILES: u64 = 14666851080069999585;
-const PINNED_SNOWBALL: u64 = 136423210607850022;
+const PINNED_SNOWBALL: u64 = 6965583179540291564;
 
 /// Totals near a sequential run's with the same droplet count: within 15% for
 /// batches (a round's batches add their cuts), within 5% for tiles (droplets

@@ -132,7 +132,8 @@ impl FlowField {
 
     /// Drainage area weighted by `rain`: for each cell, the rain that falls on
     /// the cells draining through it, itself included. Rain that falls at the
-    /// border leaves at once, so the outlets' totals sum to the rain's.
+    /// border leaves at once, so the outlets' totals sum to the rain's. A
+    /// total beyond `f32`'s range saturates at `±f32::MAX`.
     ///
     /// # Errors
     /// [`GridError::SizeMismatch`] if `rain` is not the surface's size,
@@ -218,7 +219,14 @@ impl FlowField {
                 area[r as usize] += area[i as usize];
             }
         }
-        Heightmap::from_cells(self.width, self.height, area.iter().map(|&a| a as f32).collect())
+        // Sums past f32's range saturate (as `slope` does): finite rain gives a
+        // finite map.
+        let max = f64::from(f32::MAX);
+        Heightmap::from_cells(
+            self.width,
+            self.height,
+            area.iter().map(|&a| a.clamp(-max, max) as f32).collect(),
+        )
     }
 }
 

@@ -367,6 +367,8 @@ impl Hydrology {
         if params.settle_pits {
             world.settle_pits(&before);
         }
+        // What no cell could take (settling pits books it, leaving none).
+        world.report.erosion.unplaced += core::mem::take(&mut world.carry);
         let report = world.report;
         ticker.finish(report.erosion.droplets);
         Ok(report)

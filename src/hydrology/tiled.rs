@@ -240,7 +240,11 @@ impl Hydrology {
             let (mut world, _, _) = self.whole_map(heights, base_level, gate);
             world.carry = remainder;
             world.settle_pits(&before);
+            world.report.erosion.unplaced += world.carry;
             report.merge(&world.report);
+        } else {
+            // What no cell could take.
+            report.erosion.unplaced += remainder;
         }
         ticker.finish(report.erosion.droplets);
         Ok(report)

@@ -71,9 +71,9 @@ impl HeightRange {
     const TOP: f64 = 65535.0;
 
     /// The smallest range that holds every cell of `map`: its `[min, max]`. A flat
-    /// map at height `h` gets `[h, h + 1]` (`[h, 2h]` where `h + 1` rounds to `h`,
-    /// `[h - |h|, h]` where that would overflow), so the range of a finite map is
-    /// always valid.
+    /// map at height `h` gets `[h, h + 1]`; where `h + 1` rounds to `h`, `[h,
+    /// 2h]` for a positive `h` and `[h, 0]` for a negative one (`[h - |h|, h]`
+    /// where `2h` would overflow), so the range of a finite map is always valid.
     pub fn of<S: AsRef<[f32]>>(map: &Grid<S>) -> Self {
         let (min, max) = map.min_max();
         if min < max {

@@ -221,12 +221,13 @@ fn finish<St: AsRef<[f32]> + AsMut<[f32]>>(
         let mut eroder = Eroder::new(map.view_mut(), rules.k, EightFacet).with_extras(extras);
         eroder.settle_pits(before);
         eroder.carry += remainder;
-        eroder.flush_anywhere();
+        eroder.close_books();
         report.merge(&eroder.report);
     } else {
-        rules.gate.flush(map.cells_mut(), remainder, |old, new| {
+        let rest = rules.gate.flush(map.cells_mut(), remainder, |old, new| {
             report.book(old, new);
         });
+        report.unplaced += rest;
     }
 }
 

@@ -295,7 +295,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
         let mut eroder = Eroder::new(map.view_mut(), self.k, self.sampler.clone()).with_extras(extras);
         if eroder.simulable() {
             body(&mut eroder, total, &mut ticker);
-            eroder.flush_anywhere();
+            eroder.close_books();
         }
         ticker.finish(eroder.report.droplets);
         Ok(eroder.report)
@@ -919,6 +919,13 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
         });
     }
 
+    /// [`flush_anywhere`](Self::flush_anywhere) at a run's end: what no cell
+    /// could take is booked as the report's `unplaced`.
+    fn close_books(&mut self) {
+        self.flush_anywhere();
+        self.report.unplaced += core::mem::take(&mut self.carry);
+    }
+
     /// Places the carried remainder on the smallest-magnitude cell around `(x, y)`
     /// (end of a trace: no whole-map scan per droplet).
     fn flush_near(&mut self, x: usize, y: usize) {
@@ -946,6 +953,6 @@ where
     for mut d in droplets {
         eroder.settle(&mut d, Fate::Stopped);
     }
-    eroder.flush_anywhere();
+    eroder.close_books();
     eroder.report
 }

@@ -91,9 +91,10 @@ where
     // place that no zone's share did, so it goes on the whole map at the end.
     let mut remainder = 0.0;
     let place = |map: &mut Grid<St>, report: &mut ErosionReport, remainder: f64| {
-        gate.flush(map.cells_mut(), remainder, |old, new| {
+        let rest = gate.flush(map.cells_mut(), remainder, |old, new| {
             report.book(old, new);
         });
+        report.unplaced += rest;
     };
     loop {
         if ticker.should_stop(report.droplets) {

@@ -179,11 +179,14 @@ impl<S: NormalSampler + Clone> Snowball<S> {
         if self.params.blur && !report.cancelled && report.droplets > 0 {
             // The blur carries the run's rounding remainder with its own, so the
             // two leave a single sub-ulp error.
-            blur_cells(cells, width, height, &BlurParams::default(), remainder, &mut scratch, &gate);
+            let blur =
+                blur_cells(cells, width, height, &BlurParams::default(), remainder, &mut scratch, &gate);
+            report.unplaced += blur.unplaced;
         } else {
-            gate.flush(cells, remainder, |old, new| {
+            let rest = gate.flush(cells, remainder, |old, new| {
                 report.book(old, new);
             });
+            report.unplaced += rest;
         }
         ticker.finish(report.droplets);
         Ok(report)

@@ -44,7 +44,10 @@ pub struct SnowballParams {
     /// article's figures use 35 000, 50 000 and 100 000). Default `None`.
     pub snowballs: Option<u32>,
     /// Erosion per step on a vertical wall, in height units: a step takes
-    /// `erosion_rate * (1 - n.y) * min(1, i * iteration_scale)`. Default 0.04;
+    /// `erosion_rate * (1 - n.y) * min(1, i * iteration_scale)`, whatever the
+    /// snowball carries and however deep the cell already lies (the seed's
+    /// model has no floor: large rates, or a large erodibility, dig deep, with
+    /// finite heights and the books exact). Default 0.04;
     /// range `[0, 1e6]`.
     pub erosion_rate: f32,
     /// Fraction of the load put down per step on flat ground: a step deposits
@@ -57,7 +60,8 @@ pub struct SnowballParams {
     /// `friction`; 0 forgets it at once, 1 keeps all of it). Default 0.7; range
     /// `[0, 1]`.
     pub friction: f32,
-    /// Radius of the per-snowball sampling offset, in cells: each snowball reads
+    /// Radius of the per-snowball sampling offset, in unit lengths (cells at
+    /// the default `cell_size` of 1): each snowball reads
     /// the slope at a fixed offset drawn in `[-radius, radius]²`, which keeps
     /// paths from all converging. Default 0.8; range `[0, 1e6]`.
     pub radius: f32,
@@ -122,7 +126,7 @@ impl SnowballParams {
         check_range(self.deposition_rate, 0.0, 1.0, "deposition_rate", "finite and in [0, 1]")?;
         check_above(self.speed, 0.0, 1000.0, "speed", "finite and in (0, 1000]")?;
         check_range(self.friction, 0.0, 1.0, "friction", "finite and in [0, 1]")?;
-        check_range(self.radius, 0.0, 1.0e6, "radius", "finite and in [0, 1e6] cells")?;
+        check_range(self.radius, 0.0, 1.0e6, "radius", "finite and in [0, 1e6] unit lengths")?;
         check(
             (1..=Self::MAX_ITERATIONS_LIMIT).contains(&self.max_iterations),
             "max_iterations",
