@@ -52,6 +52,8 @@ impl BlurParams {
 /// by 1), summed in `f64` from the height changes actually applied.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+// Fields added later read as their default from older files.
+#[cfg_attr(feature = "serde", serde(default))]
 #[non_exhaustive]
 pub struct BlurReport {
     /// Passes done.
@@ -64,7 +66,6 @@ pub struct BlurReport {
     /// The rounding remainder no cell could take, as
     /// [`ErosionReport::unplaced`](crate::ErosionReport::unplaced): below half
     /// a unit in the last place of the finest cell the blur may change.
-    #[cfg_attr(feature = "serde", serde(default))]
     pub unplaced: f64,
 }
 

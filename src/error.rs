@@ -91,7 +91,11 @@ pub struct ParamError {
 }
 
 impl ParamError {
-    pub(crate) const fn new(field: &'static str, allowed: &'static str) -> Self {
+    /// The error for `field` (as spelled in its params struct) and the range
+    /// it allows, in words (`"finite and in (0, 10]"`): for a
+    /// [`Simulator`](crate::Simulator) or [`NormalSampler`](crate::NormalSampler)
+    /// of your own to report its params as the crate's do.
+    pub const fn new(field: &'static str, allowed: &'static str) -> Self {
         Self { field, allowed }
     }
 
@@ -110,10 +114,10 @@ impl ParamError {
 /// ([`ParamError`], [`GridError`]) converts into it with `?`, and every run
 /// returns it, so a tool's functions can return `Result<_, Error>` throughout.
 /// File reading and writing keep their own [`IoError`](crate::IoError), which
-/// carries the `std::io::Error` of a failed read (not `Copy`, not `Eq`, as this
-/// is); wrap both in your own error type, or a `Box<dyn Error>`, where a tool
-/// does both.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+/// carries the `std::io::Error` of a failed read; wrap both in your own error
+/// type, or a `Box<dyn Error>`, where a tool does both. Neither `Copy` nor
+/// `Eq`, so that a later variant may carry a source.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The map was rejected.

@@ -122,7 +122,7 @@ impl NoiseTerrain {
             }
         }
         if let Some(sea) = self.island {
-            island_falloff(&mut map, sea);
+            island_falloff(&mut map, sea).expect("validated: a finite sea level");
             let (_, top) = map.min_max();
             if top > 0.0 {
                 map.cells_mut().iter_mut().for_each(|h| *h = (*h / top).min(1.0));

@@ -2,6 +2,7 @@
 
 /// What a [`Progress`] callback tells the run: go on, or stop early.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Control {
     /// Keep running.
     Continue,
@@ -11,10 +12,13 @@ pub enum Control {
     Stop,
 }
 
-/// Receives a run's progress, in droplets, and may stop it.
+/// Receives a run's progress, in units of its work, and may stop it.
 ///
-/// Simulators call [`update`](Self::update) every [`PROGRESS_INTERVAL`] droplets
-/// and once at the end. Closures `FnMut(done, total) -> Control` implement it:
+/// The hydraulic models count droplets (snowballs, particles) and call
+/// [`update`](Self::update) every [`PROGRESS_INTERVAL`] of them (the landscape
+/// preset's [`Mode::Fast`](crate::Mode::Fast) once a sweep) and once at the
+/// end; [`Thermal`](crate::Thermal) counts iterations, a
+/// [`Pipeline`](crate::Pipeline) 1 024 units a run. Closures `FnMut(done, total) -> Control` implement it:
 ///
 /// ```
 /// use hydraulic_erosion::rand_core::SeedableRng;
@@ -32,8 +36,8 @@ pub enum Control {
 /// # Ok::<(), hydraulic_erosion::Error>(())
 /// ```
 pub trait Progress {
-    /// `done` of `total` droplets are finished. Return [`Control::Stop`] to end the
-    /// run early.
+    /// `done` of `total` units (droplets, for the hydraulic models) are
+    /// finished. Return [`Control::Stop`] to end the run early.
     fn update(&mut self, done: u64, total: u64) -> Control;
 }
 

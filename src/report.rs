@@ -10,6 +10,8 @@ use crate::droplet::Fate;
 /// [`MassBalance`](crate::MassBalance).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+// Fields added later read as their default from older files.
+#[cfg_attr(feature = "serde", serde(default))]
 #[non_exhaustive]
 pub struct ErosionReport {
     /// Droplets simulated. Zero when the map is under 3 cells on a side (such maps
@@ -39,7 +41,6 @@ pub struct ErosionReport {
     /// Droplets (snowballs) that came to rest on flat ground.
     pub flat: u64,
     /// Droplets stopped at the edge of the active mask ([`Controls`](crate::Controls)).
-    #[cfg_attr(feature = "serde", serde(default))]
     pub masked: u64,
     /// The rounding remainder of the run's exact books that no cell it may
     /// change could take (height units, signed: positive is mass the map
@@ -47,7 +48,6 @@ pub struct ErosionReport {
     /// so 0 or a hair. It is not in `outflow`; [`MassBalance::of_run`](crate::MassBalance::of_run)
     /// allows it. It shows where an active mask leaves only coarse cells to
     /// take the remainder (a masked cell of height 0 takes none).
-    #[cfg_attr(feature = "serde", serde(default))]
     pub unplaced: f64,
     /// Whether a [`Progress`](crate::Progress) callback stopped the run early;
     /// the counts above are then those of the work done.

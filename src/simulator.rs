@@ -84,22 +84,26 @@ pub struct RunOptions<'p> {
 
 impl<'p> RunOptions<'p> {
     /// These options, reporting to `progress`.
+    #[must_use]
     pub fn with_progress(self, progress: &'p mut dyn Progress) -> Self {
         Self { progress: Some(progress), ..self }
     }
 
     /// These options, in `mode`.
+    #[must_use]
     pub fn with_mode(self, mode: Mode) -> Self {
         Self { mode, ..self }
     }
 
     /// These options, steered by `controls`.
+    #[must_use]
     pub fn with_controls(self, controls: Controls<'p>) -> Self {
         Self { controls, ..self }
     }
 
     /// These options, recording the run's output layers into `layers` (added
     /// to what they hold).
+    #[must_use]
     pub fn with_layers(self, layers: &'p mut Layers) -> Self {
         Self { layers: Some(layers), ..self }
     }
@@ -195,6 +199,36 @@ pub trait Simulator {
         S: AsRef<[f32]> + AsMut<[f32]>,
     {
         self.run(map, &mut Xoshiro256StarStar::seed_from_u64(seed))
+    }
+}
+
+/// A borrowed simulator runs as itself: a [`Pipeline`](crate::Pipeline) or a
+/// window can take `&mut model` and leave the model with its caller.
+impl<T: Simulator + ?Sized> Simulator for &mut T {
+    type Report = T::Report;
+
+    fn run_with(
+        &mut self,
+        map: GridMut<'_>,
+        rng: &mut dyn Rng,
+        options: RunOptions<'_>,
+    ) -> Result<Self::Report, Error> {
+        (**self).run_with(map, rng, options)
+    }
+}
+
+/// A boxed simulator runs as itself, so a `Box<dyn Simulator<Report = R>>`
+/// (models chosen at run time) goes wherever a `Simulator` does.
+impl<T: Simulator + ?Sized> Simulator for alloc::boxed::Box<T> {
+    type Report = T::Report;
+
+    fn run_with(
+        &mut self,
+        map: GridMut<'_>,
+        rng: &mut dyn Rng,
+        options: RunOptions<'_>,
+    ) -> Result<Self::Report, Error> {
+        (**self).run_with(map, rng, options)
     }
 }
 

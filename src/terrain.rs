@@ -3,7 +3,7 @@
 
 use alloc::vec::Vec;
 
-use crate::error::GridError;
+use crate::error::{GridError, ParamError};
 use crate::grid::{Grid, Heightmap};
 use crate::math;
 
@@ -90,9 +90,18 @@ fn value_noise(u: f64, v: f64, seed: u32) -> f64 {
 ///
 /// Heights are not rescaled: an `[0, 1]` terrain becomes `[0, 1 - sea_level]` at
 /// most. Deterministic and exactly rounded like [`fbm_terrain`]. Maps of any size
-/// are valid; `sea_level` is used as given (a negative one raises the sea floor
-/// above 0, a NaN one leaves NaN heights, so pass a finite level).
-pub fn island_falloff<S: AsRef<[f32]> + AsMut<[f32]>>(map: &mut Grid<S>, sea_level: f32) {
+/// are valid; a finite `sea_level` is used as given (a negative one raises the
+/// sea floor above 0).
+///
+/// # Errors
+/// A [`ParamError`] (`sea_level`, the map unchanged) if `sea_level` is not
+/// finite: a NaN level would flatten the map to 0, an infinite one raise it
+/// to infinity.
+pub fn island_falloff<S: AsRef<[f32]> + AsMut<[f32]>>(
+    map: &mut Grid<S>,
+    sea_level: f32,
+) -> Result<(), ParamError> {
+    crate::error::check(sea_level.is_finite(), "sea_level", "finite")?;
     let (width, height) = (map.width(), map.height());
     for y in 0..height {
         for x in 0..width {
@@ -106,6 +115,7 @@ pub fn island_falloff<S: AsRef<[f32]> + AsMut<[f32]>>(map: &mut Grid<S>, sea_lev
             *cell = ((f64::from(*cell) * falloff) as f32 - sea_level).max(0.0);
         }
     }
+    Ok(())
 }
 
 /// A smooth island in a flat sea at 0, heights in `[0, 1]`: the kind of input
@@ -126,7 +136,7 @@ pub fn island_terrain(width: usize, height: usize, seed: u64) -> Result<Heightma
             *cell = (0.6 * f64::from(*cell) + 0.4 * dome) as f32;
         }
     }
-    island_falloff(&mut map, ISLAND_SEA_LEVEL);
+    island_falloff(&mut map, ISLAND_SEA_LEVEL).expect("a finite sea level");
     let (_, top) = map.min_max();
     if top > 0.0 {
         for cell in map.cells_mut() {

@@ -239,3 +239,42 @@ fn a_rand_09_generator_bridges_to_rand_core_010() {
     assert_eq!(a, b);
     assert_eq!(ra.droplets, 200);
 }
+
+/// A model of the caller's own: it reports a bad param as the crate's
+/// models do (`ParamError::new`), and runs wherever a `Simulator` does.
+#[test]
+fn a_callers_own_simulator_reports_its_params_as_the_crates_do() {
+    use hydraulic_erosion::{GridMut, ParamError};
+
+    /// Raises every cell by `lift`, which must be finite.
+    struct Lift {
+        lift: f32,
+    }
+
+    impl Simulator for Lift {
+        type Report = ErosionReport;
+
+        fn run_with(
+            &mut self,
+            mut map: GridMut<'_>,
+            _rng: &mut dyn hydraulic_erosion::rand_core::Rng,
+            _options: RunOptions<'_>,
+        ) -> Result<ErosionReport, Error> {
+            if !self.lift.is_finite() {
+                return Err(ParamError::new("lift", "finite").into());
+            }
+            for cell in map.cells_mut() {
+                *cell += self.lift;
+            }
+            Ok(ErosionReport::default())
+        }
+    }
+
+    let mut map = Heightmap::filled(4, 4, 1.0).unwrap();
+    let err = Lift { lift: f32::NAN }.run_seeded(&mut map, 0).unwrap_err();
+    assert_eq!(err, Error::Param(ParamError::new("lift", "finite")));
+    assert_eq!(err.to_string(), "invalid parameter `lift`: must be finite");
+    let mut boxed: Box<dyn Simulator<Report = ErosionReport>> = Box::new(Lift { lift: 0.5 });
+    boxed.run_seeded(&mut map, 0).unwrap();
+    assert!(map.cells().iter().all(|&h| h == 1.5));
+}

@@ -132,6 +132,28 @@ fn a_pipeline_is_its_runs_in_turn() {
     assert!(report.total.outflow > 0.0 && report.total.eroded > 0.0);
 }
 
+/// Models chosen at run time (boxed) or lent (`&mut`) run as themselves,
+/// in a pipeline too.
+#[test]
+fn boxed_and_borrowed_simulators_run_as_themselves() {
+    use hydraulic_erosion::ErosionReport;
+    let before = rugged();
+    let mut owned = before.clone();
+    let expected = Pipeline::new(water(1_000), talus(5), 2).unwrap().run_seeded(&mut owned, 3).unwrap();
+
+    let mut boxed = before.clone();
+    let first: Box<dyn Simulator<Report = ErosionReport>> = Box::new(water(1_000));
+    let mut second = talus(5);
+    let report = Pipeline::new(first, &mut second, 2).unwrap().run_seeded(&mut boxed, 3).unwrap();
+    assert_eq!(bits(&boxed), bits(&owned));
+    assert_eq!(
+        (&report.first, &report.second, &report.total),
+        (&expected.first, &expected.second, &expected.total)
+    );
+    // The lent model is still the caller's.
+    assert_eq!(second.params().iterations, 5);
+}
+
 #[test]
 fn talus_rounds_leave_gentler_slopes_than_water_alone() {
     // The same droplets with and without a talus pass after each round: the

@@ -24,7 +24,14 @@ fn island_is_land_in_a_flat_sea_at_zero() {
 #[test]
 fn island_falloff_keeps_the_centre_and_sinks_the_edge() {
     let mut map = Heightmap::filled(20, 20, 1.0).unwrap();
-    island_falloff(&mut map, 0.25);
+    // A level that is not finite is refused, the map unchanged (a NaN one
+    // flattened it to 0 before).
+    for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        let err = island_falloff(&mut map, bad).unwrap_err();
+        assert_eq!(err.field(), "sea_level");
+        assert!(map.cells().iter().all(|&h| h == 1.0));
+    }
+    island_falloff(&mut map, 0.25).unwrap();
     // Inside half the radius the falloff is 1: only the sea level comes off.
     assert_eq!(map[(10, 10)], 0.75);
     assert_eq!(map[(9, 9)], 0.75);

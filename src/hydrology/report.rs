@@ -5,8 +5,8 @@ use crate::report::ErosionReport;
 /// What a [`Hydrology`](crate::Hydrology) run did.
 ///
 /// `erosion` holds the sediment books, exactly as for the other simulators: the
-/// terrain's mass balance is `MassBalance::new(&before, &after,
-/// report.erosion.outflow)`. Pool water is a separate layer and never counts as
+/// terrain's mass balance is `MassBalance::of_run(&before, &after,
+/// &report.erosion)`. Pool water is a separate layer and never counts as
 /// terrain mass.
 ///
 /// The water books (in particle volumes; a new particle holds 1) balance:
@@ -25,6 +25,8 @@ use crate::report::ErosionReport;
 /// were stopped by a flood or spill limit, are counted here instead.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+// Fields added later read as their default from older files.
+#[cfg_attr(feature = "serde", serde(default))]
 #[non_exhaustive]
 pub struct HydrologyReport {
     /// The sediment books: particles, steps, eroded, deposited, outflow, fates.

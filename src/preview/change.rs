@@ -9,7 +9,8 @@ use crate::math;
 
 /// Red where the terrain lost height, blue where it gained, white where it did
 /// not change: `after - before` per cell, scaled symmetrically by `scale` (the
-/// change drawn at full colour; `None`: the largest change on the map).
+/// change drawn at full colour; `None`, or a scale that is not finite and
+/// above 0: the largest change on the map).
 ///
 /// The colour's strength is the square root of `|change| / scale` (clamped to 1),
 /// so that the many small changes show beside the few large ones.
