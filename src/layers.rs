@@ -175,12 +175,14 @@ impl Layers {
 
     /// Erosion: the height each cell lost, net (0 where it gained).
     pub fn erosion(&self) -> Heightmap {
-        self.net(|change| (-change).max(0.0))
+        // Comparisons, not `max`: `(-0.0).max(0.0)` may be either zero, and
+        // was -0 in a debug build, +0 in a release one.
+        self.net(|change| if change < 0.0 { -change } else { 0.0 })
     }
 
     /// Deposition: the height each cell gained, net (0 where it lost).
     pub fn deposition(&self) -> Heightmap {
-        self.net(|change| change.max(0.0))
+        self.net(|change| if change > 0.0 { change } else { 0.0 })
     }
 
     fn track(&self, layer: usize) -> Heightmap {

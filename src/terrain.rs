@@ -112,7 +112,9 @@ pub fn island_falloff<S: AsRef<[f32]> + AsMut<[f32]>>(
             let t = ((r - 0.5) / 0.5).clamp(0.0, 1.0);
             let falloff = 1.0 - t * t * (3.0 - 2.0 * t);
             let cell = &mut map[(x, y)];
-            *cell = ((f64::from(*cell) * falloff) as f32 - sea_level).max(0.0);
+            // +0 for the sea, even where a negative height met a sea level of
+            // 0 (`max` may keep either zero).
+            *cell = math::larger((f64::from(*cell) * falloff) as f32 - sea_level, 0.0);
         }
     }
     Ok(())

@@ -410,3 +410,30 @@ fn layers_bits_are_pinned() {
     }
     assert!(ok, "the layers' bits moved:\n{}", found_all.join("\n"));
 }
+
+/// A cell with no net change holds +0 in both net layers, in every build:
+/// `(-0.0).max(0.0)` may give either zero (it gave -0 in a debug build).
+#[test]
+fn unchanged_cells_hold_positive_zero() {
+    let fresh = Layers::new(5, 4).unwrap();
+    for layer in [fresh.erosion(), fresh.deposition()] {
+        assert!(layer.cells().iter().all(|c| c.to_bits() == 0), "{:?}", layer.cells());
+    }
+    // Snowball's blur moves every cell; the other runs leave some as they were.
+    let mut unchanged = 0;
+    for (name, run) in runs() {
+        let before = terrain();
+        let mut map = before.clone();
+        let mut layers = Layers::new(SIZE, SIZE).unwrap();
+        run(&mut map, Some(&mut layers)).unwrap();
+        let (erosion, deposition) = (layers.erosion(), layers.deposition());
+        for i in 0..SIZE * SIZE {
+            if map.cells()[i] == before.cells()[i] {
+                unchanged += 1;
+                assert_eq!(erosion.cells()[i].to_bits(), 0, "{name}: erosion at {i}");
+                assert_eq!(deposition.cells()[i].to_bits(), 0, "{name}: deposition at {i}");
+            }
+        }
+    }
+    assert!(unchanged > 100, "{unchanged} cells left as they were");
+}

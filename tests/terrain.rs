@@ -32,6 +32,10 @@ fn island_falloff_keeps_the_centre_and_sinks_the_edge() {
         assert!(map.cells().iter().all(|&h| h == 1.0));
     }
     island_falloff(&mut map, 0.25).unwrap();
+    // The sea is +0, even where a negative height meets a sea level of 0.
+    let mut negative = Heightmap::filled(8, 8, -1.0).unwrap();
+    island_falloff(&mut negative, 0.0).unwrap();
+    assert!(negative.cells().iter().all(|c| c.to_bits() == 0));
     // Inside half the radius the falloff is 1: only the sea level comes off.
     assert_eq!(map[(10, 10)], 0.75);
     assert_eq!(map[(9, 9)], 0.75);

@@ -268,7 +268,8 @@ impl Hydrology {
         pool.check_finite()?;
         self.pool.copy_from(pool)?;
         for depth in self.pool.cells_mut() {
-            *depth = depth.max(0.0);
+            // +0 for -0 too (`max` may keep either zero).
+            *depth = crate::math::larger(*depth, 0.0);
         }
         Ok(())
     }

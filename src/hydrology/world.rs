@@ -12,6 +12,7 @@ use alloc::vec::Vec;
 use crate::controls::Gate;
 use crate::grid::clamped_cell;
 use crate::layers::Track;
+use crate::math;
 use crate::reach::Reach;
 
 /// Per-run constants derived from validated params, every length in cells
@@ -238,7 +239,7 @@ impl World<'_> {
     /// higher.
     #[inline]
     pub(super) fn depth_reaching(&self, i: usize, level: f64) -> f32 {
-        ((level - f64::from(self.heights[i])) as f32).max(0.0)
+        math::larger((level - f64::from(self.heights[i])) as f32, 0.0)
     }
 
     /// Sets the pool depth of cell `i` to `depth` (at least 0), keeping the surface
@@ -247,7 +248,8 @@ impl World<'_> {
     #[inline]
     pub(super) fn set_pool(&mut self, i: usize, depth: f32) -> f64 {
         let old = self.pool[i];
-        let new = depth.max(0.0);
+        // +0 for a depth of -0 (`max` may keep either zero).
+        let new = math::larger(depth, 0.0);
         self.pool[i] = new;
         self.surface[i] = self.heights[i] + new;
         let added = (f64::from(new) - f64::from(old)) * self.k.volume_factor;

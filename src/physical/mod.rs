@@ -843,7 +843,7 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
             self.cells[index]
         };
         let give = trade.rate * (h_here - h_next);
-        let h_new = trade.take_back - give.max(0.0);
+        let h_new = trade.take_back - math::larger(give, 0.0);
         let current = self.cells[here];
         // Another droplet of the same lockstep round may have changed the cell
         // since the step began: then apply this step's change to what is there,
