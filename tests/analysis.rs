@@ -208,9 +208,9 @@ fn without_a_sea_level_the_figures_are_as_before() {
     let wide = AnalysisOptions { exceedance_max_fraction: 0.05, ..AnalysisOptions::default() };
     close(TerrainStats::measure(&map, &wide).unwrap().area_exceedance, -0.610531078460132, 11);
     close(none.hack_fit, 0.6592345979859286, 4);
-    // A NaN level is no level, and a level below every cell leaves all land:
-    // the same figures, bit for bit, through the sea's code path.
-    for level in [f32::NAN, -1.0, f32::MIN, f32::NEG_INFINITY] {
+    // A level below every cell leaves all land: the same figures, bit for
+    // bit, through the sea's code path.
+    for level in [-1.0, f32::MIN, f32::NEG_INFINITY] {
         let options = at_sea(level, AnalysisOptions::default());
         assert_eq!(TerrainStats::measure(&map, &options).unwrap(), none, "{level}");
     }
@@ -494,6 +494,8 @@ fn analysis_options_out_of_range_are_refused_by_name() {
         (AnalysisOptions { min_per_bin: 0, ..d }, "analysis.min_per_bin"),
         (AnalysisOptions { flat_slope: f32::NAN, ..d }, "analysis.flat_slope"),
         (AnalysisOptions { flat_slope: -1e-6, ..d }, "analysis.flat_slope"),
+        // A NaN level is refused, as the simulators' (it counted as no sea).
+        (AnalysisOptions { sea_level: Some(f32::NAN), ..d }, "analysis.sea_level"),
     ];
     for (options, field) in cases {
         assert_eq!(options.validate().map_err(|e| e.field()), Err(field));
@@ -508,7 +510,7 @@ fn analysis_options_out_of_range_are_refused_by_name() {
         bins_per_decade: 1000,
         min_per_bin: 1,
         flat_slope: 0.0,
-        sea_level: Some(f32::NAN),
+        sea_level: Some(f32::NEG_INFINITY),
         ..d
     };
     assert!(TerrainStats::measure(&map, &edges).is_ok());

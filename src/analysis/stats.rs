@@ -52,7 +52,8 @@ pub struct AnalysisOptions {
     /// depression, water stops on reaching it, and every figure covers the land
     /// cells (above the level) only, areas counting land cells only. Default
     /// `None`: no sea, every cell is land and the border the only outlet (the
-    /// figures as without this option, bit for bit). NaN counts as `None`.
+    /// figures as without this option, bit for bit). Not NaN when set (an
+    /// infinite level: all sea, or all land).
     pub sea_level: Option<f32>,
 }
 
@@ -62,7 +63,7 @@ impl AnalysisOptions {
     ///
     /// # Errors
     /// A [`ParamError`] naming the first field out of range (a NaN is out of
-    /// every range; a NaN `sea_level` is no sea, as documented).
+    /// every range).
     pub fn validate(&self) -> Result<(), ParamError> {
         check_cell_size_of(self.cell_size, "analysis.cell_size")?;
         let positive = |v: f64| v > 0.0 && v <= 1e30;
@@ -73,7 +74,8 @@ impl AnalysisOptions {
         check(fraction(self.exceedance_max_fraction), "analysis.exceedance_max_fraction", "in (0, 1]")?;
         check((1..=1000).contains(&self.bins_per_decade), "analysis.bins_per_decade", "in [1, 1000]")?;
         check(self.min_per_bin >= 1, "analysis.min_per_bin", "at least 1")?;
-        check_range(self.flat_slope, 0.0, 1e30, "analysis.flat_slope", "finite and in [0, 1e30]")
+        check_range(self.flat_slope, 0.0, 1e30, "analysis.flat_slope", "finite and in [0, 1e30]")?;
+        check(self.sea_level.is_none_or(|level| !level.is_nan()), "analysis.sea_level", "not NaN when set")
     }
 }
 
@@ -254,12 +256,12 @@ impl Drainage {
 }
 
 /// The outlets [`TerrainStats::measure`] takes for `options` on `map`: the
-/// cells at or below its sea level, if it has one (a NaN level is none).
+/// cells at or below its sea level, if it has one (validated: not NaN).
 pub(super) fn sea_of<'a, S: AsRef<[f32]>>(
     map: &'a Grid<S>,
     options: &AnalysisOptions,
 ) -> impl Fn(usize) -> bool + Sync + 'a {
-    let level = options.sea_level.filter(|level| !level.is_nan());
+    let level = options.sea_level;
     let z = map.cells();
     move |i| level.is_some_and(|level| z[i] <= level)
 }
