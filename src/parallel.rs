@@ -7,7 +7,7 @@ use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256StarStar;
 use rayon::prelude::*;
 
-use crate::blur::{BlurParams, blur_cells, blur_scratch};
+use crate::blur::blur_scratch;
 use crate::channels::Channels;
 use crate::controls::{Extras, Gate, Starts};
 use crate::error::{Error, GridError, ParamError, check};
@@ -490,19 +490,16 @@ impl Parallel {
                 batch.run_tracked(copy, rng, &mut Silent, extras).expect("the frozen map is finite")
             })?,
         };
-        let (width, height) = (map.width(), map.height());
-        let cells = map.cells_mut();
-        if params.blur && !report.cancelled && report.droplets > 0 {
-            // The blur places the remainder with its own (as `Snowball::run`).
-            let blur =
-                blur_cells(cells, width, height, &BlurParams::default(), remainder, &mut scratch, &gate);
-            report.unplaced += blur.unplaced;
-        } else {
-            let rest = gate.flush(cells, remainder, |old, new| {
-                report.book(old, new);
-            });
-            report.unplaced += rest;
-        }
+        let size = (map.width(), map.height());
+        crate::snowball::close_books(
+            map.cells_mut(),
+            size,
+            params.blur,
+            remainder,
+            &mut scratch,
+            &gate,
+            &mut report,
+        );
         Ok(report)
     }
 

@@ -175,21 +175,34 @@ impl<S: NormalSampler + Clone> Snowball<S> {
             roller.roll(&self.steps, &sampler, start);
         }
         let Roller { cells, mut report, remainder, .. } = roller;
-        // No snowballs, no change: "0 droplets: map unchanged" holds for the blur too.
-        if self.params.blur && !report.cancelled && report.droplets > 0 {
-            // The blur carries the run's rounding remainder with its own, so the
-            // two leave a single sub-ulp error.
-            let blur =
-                blur_cells(cells, width, height, &BlurParams::default(), remainder, &mut scratch, &gate);
-            report.unplaced += blur.unplaced;
-        } else {
-            let rest = gate.flush(cells, remainder, |old, new| {
-                report.book(old, new);
-            });
-            report.unplaced += rest;
-        }
+        close_books(cells, (width, height), self.params.blur, remainder, &mut scratch, &gate, &mut report);
         ticker.finish(report.droplets);
         Ok(report)
+    }
+}
+
+/// A snowball run's end (sequential or `Parallel`): the blur, when `blur`
+/// asks for it and snowballs ran, or else the gate's flush, places the
+/// rounding `remainder`; what neither can place is the report's `unplaced`.
+pub(crate) fn close_books(
+    cells: &mut [f32],
+    (width, height): (usize, usize),
+    blur: bool,
+    remainder: f64,
+    scratch: &mut alloc::vec::Vec<f32>,
+    gate: &Gate<'_>,
+    report: &mut ErosionReport,
+) {
+    // No snowballs, no change: "0 droplets: map unchanged" holds for the blur too.
+    if blur && !report.cancelled && report.droplets > 0 {
+        // The blur carries the run's rounding remainder with its own, so the
+        // two leave a single sub-ulp error.
+        report.unplaced +=
+            blur_cells(cells, width, height, &BlurParams::default(), remainder, scratch, gate).unplaced;
+    } else {
+        report.unplaced += gate.flush(cells, remainder, |old, new| {
+            report.book(old, new);
+        });
     }
 }
 
