@@ -40,6 +40,8 @@ struct Args {
     time: bool,
 }
 
+const USAGE: &str = "usage: analyse FILE [--ground GROUND] | --fbm SIZE SEED | --island SIZE SEED [--cell-size S] [--channel-area A] [--sea-level H] [--beta-max F] [--time]";
+
 fn parse() -> Result<Args, String> {
     let mut options = AnalysisOptions::default();
     let (mut map, mut name, mut ground, mut time) = (None, String::new(), None, false);
@@ -59,17 +61,27 @@ fn parse() -> Result<Args, String> {
                 }
                 options.sea_level = Some(level);
             }
-            "--ground" => ground = Some(read(&args.next().ok_or("--ground needs a file: the ground under FILE")?)?),
+            "--ground" => {
+                ground = Some(read(&args.next().ok_or("--ground needs a file: the ground under FILE")?)?)
+            }
             "--beta-max" => options.exceedance_max_fraction = number(args.next(), "--beta-max")?,
             "--time" => time = true,
             "--fbm" | "--island" => {
                 let size = number(args.next(), &arg)? as usize;
                 let seed = number(args.next(), &arg)? as u64;
-                let generated = if arg == "--fbm" { fbm_terrain(size, size, seed) } else { island_terrain(size, size, seed) };
+                let generated = if arg == "--fbm" {
+                    fbm_terrain(size, size, seed)
+                } else {
+                    island_terrain(size, size, seed)
+                };
                 map = Some(generated.map_err(|e| e.to_string())?);
                 name = format!("{}:{size}:{seed}", &arg[2..]);
             }
-            "--help" | "-h" => return Err("usage: analyse FILE [--ground GROUND] | --fbm SIZE SEED | --island SIZE SEED [--cell-size S] [--channel-area A] [--sea-level H] [--beta-max F] [--time]".into()),
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            unknown if unknown.starts_with("--") => return Err(format!("unknown option {unknown}\n{USAGE}")),
             path => {
                 map = Some(read(path)?);
                 name = path.into();

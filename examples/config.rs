@@ -103,7 +103,8 @@ fn run() -> Result<(), String> {
     let path = std::env::args().nth(1).unwrap_or_else(|| "examples/config.json".into());
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
     let config = parse(&text).map_err(|e| format!("{path}: {e}"))?;
-    config.outputs.validate().map_err(|e| format!("{path}: {e}"))?;
+    // Checked (and the directory made) before the run, so a bad output costs no erosion.
+    config.outputs.prepare().map_err(|e| format!("{path}: {e}"))?;
     let before = config.terrain.load(config.seed)?;
     say!(
         "{path}: {}x{} terrain, model {}, seed {}",

@@ -40,6 +40,8 @@ struct Args {
     out_dir: PathBuf,
 }
 
+const USAGE: &str = "usage: gallery [--size N] [--seed S] [--out-dir DIR]";
+
 fn parse_args() -> Result<Args, String> {
     let mut args = Args { size: 256, seed: 1, out_dir: "out/gallery".into() };
     let mut it = std::env::args().skip(1);
@@ -49,11 +51,11 @@ fn parse_args() -> Result<Args, String> {
             "--size" => args.size = value()?.parse().map_err(|e| format!("--size: {e}"))?,
             "--seed" => args.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
             "--out-dir" => args.out_dir = value()?.into(),
-            other => {
-                return Err(format!(
-                    "unknown option {other}\nusage: gallery [--size N] [--seed S] [--out-dir DIR]"
-                ));
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                std::process::exit(0);
             }
+            other => return Err(format!("unknown option {other}\n{USAGE}")),
         }
     }
     if args.size < 16 {

@@ -65,9 +65,18 @@ fn parse_args() -> Result<Args, String> {
             "--no-trees" => args.trees = false,
             "--plain" => args.plain = true,
             "--out-dir" => args.out_dir = value()?.into(),
-            "--threads" => args.threads = Some(value()?.parse().map_err(|e| format!("--threads: {e}"))?),
+            "--threads" => {
+                let threads: usize = value()?.parse().map_err(|e| format!("--threads: {e}"))?;
+                if threads == 0 {
+                    return Err("--threads: at least 1".into());
+                }
+                args.threads = Some(threads);
+            }
             "--tile" => args.tile = value()?.parse().map_err(|e| format!("--tile: {e}"))?,
-            "--help" | "-h" => return Err(USAGE.into()),
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
             other => return Err(format!("unknown option {other}\n{USAGE}")),
         }
     }

@@ -31,6 +31,8 @@ struct Args {
     out_dir: PathBuf,
 }
 
+const USAGE: &str = "usage: island [--size N] [--seed S] [--relief H] [--no-blur] [--out-dir DIR]";
+
 fn parse_args() -> Result<Args, String> {
     let mut args = Args { size: 354, seed: 1, relief: 10.0, blur: true, out_dir: "out".into() };
     let mut it = std::env::args().skip(1);
@@ -39,14 +41,22 @@ fn parse_args() -> Result<Args, String> {
         match flag.as_str() {
             "--size" => args.size = value()?.parse().map_err(|e| format!("--size: {e}"))?,
             "--seed" => args.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
-            "--relief" => args.relief = value()?.parse().map_err(|e| format!("--relief: {e}"))?,
+            "--relief" => {
+                args.relief = value()?.parse().map_err(|e| format!("--relief: {e}"))?;
+                if !(args.relief.is_finite() && args.relief > 0.0) {
+                    return Err(format!(
+                        "--relief: {} is not a height: give a finite number above 0",
+                        args.relief
+                    ));
+                }
+            }
             "--no-blur" => args.blur = false,
             "--out-dir" => args.out_dir = value()?.into(),
-            other => {
-                return Err(format!(
-                    "unknown option {other}\nusage: island [--size N] [--seed S] [--relief H] [--no-blur] [--out-dir DIR]"
-                ));
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                std::process::exit(0);
             }
+            other => return Err(format!("unknown option {other}\n{USAGE}")),
         }
     }
     Ok(args)

@@ -5,8 +5,9 @@ use alloc::vec::Vec;
 
 use noise::{Fbm, MultiFractal, NoiseFn, Perlin, RidgedMulti, SuperSimplex};
 
+use crate::error::GridError;
 use crate::error::{Error, ParamError, check, check_above, check_range};
-use crate::grid::Heightmap;
+use crate::grid::{Heightmap, try_filled};
 use crate::terrain::{island_falloff, splitmix64};
 
 /// The fractal a [`NoiseTerrain`] sums.
@@ -104,15 +105,16 @@ impl NoiseTerrain {
     ///
     /// # Errors
     /// [`Error::Param`] if a field is out of range, [`Error::Grid`] for an empty or
-    /// too large size.
+    /// too large size, or for memory that cannot be allocated (the map, and
+    /// its noise at 8 bytes a cell).
     pub fn generate(&self, width: usize, height: usize, seed: u64) -> Result<Heightmap, Error> {
         self.validate()?;
         let mut map = Heightmap::new(width, height)?;
         let mut state = seed;
         let seed = (splitmix64(&mut state) >> 33) as u32;
         let raw = match self.kind {
-            NoiseKind::Fbm => self.sample(Fbm::<Perlin>::new(seed), width, height),
-            NoiseKind::Ridged => self.sample(RidgedMulti::<SuperSimplex>::new(seed), width, height),
+            NoiseKind::Fbm => self.sample(Fbm::<Perlin>::new(seed), width, height)?,
+            NoiseKind::Ridged => self.sample(RidgedMulti::<SuperSimplex>::new(seed), width, height)?,
         };
         let (lo, hi) =
             raw.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &h| (lo.min(h), hi.max(h)));
@@ -135,18 +137,27 @@ impl NoiseTerrain {
 impl NoiseTerrain {
     /// `fractal` with these octaves, sampled at every cell centre, row by row,
     /// scaled to the longer side.
-    fn sample<F: MultiFractal + NoiseFn<f64, 2>>(&self, fractal: F, width: usize, height: usize) -> Vec<f64> {
+    ///
+    /// # Errors
+    /// [`GridError::OutOfMemory`] if the samples (8 bytes a cell, twice the
+    /// map's) cannot be allocated.
+    fn sample<F: MultiFractal + NoiseFn<f64, 2>>(
+        &self,
+        fractal: F,
+        width: usize,
+        height: usize,
+    ) -> Result<Vec<f64>, GridError> {
         let noise = fractal
             .set_octaves(self.octaves as usize)
             .set_lacunarity(f64::from(self.lacunarity))
             .set_persistence(f64::from(self.persistence));
         let scale = f64::from(self.frequency) / width.max(height) as f64;
-        let mut raw = Vec::with_capacity(width * height);
-        for y in 0..height {
-            for x in 0..width {
-                raw.push(noise.get([(x as f64 + 0.5) * scale, (y as f64 + 0.5) * scale]));
+        let mut raw = try_filled(width * height, 0.0)?;
+        for (y, row) in raw.chunks_exact_mut(width).enumerate() {
+            for (x, h) in row.iter_mut().enumerate() {
+                *h = noise.get([(x as f64 + 0.5) * scale, (y as f64 + 0.5) * scale]);
             }
         }
-        raw
+        Ok(raw)
     }
 }

@@ -297,8 +297,9 @@ impl Parallel {
     /// number of threads. The droplet streams are seeded by one `u64` drawn from
     /// `rng`. `options.progress` is told once per sweep or round (from the
     /// calling thread) and may stop the run there: the map is left balanced,
-    /// every droplet under way ends where it stands, and the report says
-    /// `cancelled`. `options.mode` sets how a tile's or a batch's `Physical`
+    /// no droplet starts after it (in tiles those under way finish their
+    /// walks first; in batches they end where they stand), and the report
+    /// says `cancelled`. `options.mode` sets how a tile's or a batch's `Physical`
     /// droplets move ([`Mode::Sequential`] one after another, else in lockstep).
     ///
     /// # Errors

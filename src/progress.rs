@@ -6,8 +6,13 @@
 pub enum Control {
     /// Keep running.
     Continue,
-    /// Stop after the current droplet. The map is left consistent (every droplet
-    /// in flight has put its load down) and the report counts the work done, with
+    /// Stop early: no droplet starts after this. Those in flight put their
+    /// load down where they stand, except in the tiled layouts
+    /// ([`Mode::Fast`](crate::Mode::Fast)'s landscape preset, `Parallel`'s
+    /// tiles), where they finish their walks first (at most a sweep's worth:
+    /// thousands wait at the tiles' edges, and their loads put down at once
+    /// would pile up there). The map is left consistent and the report counts
+    /// the work done, with
     /// [`ErosionReport::cancelled`](crate::ErosionReport::cancelled) set.
     Stop,
 }

@@ -242,3 +242,33 @@ fn the_world_preset_is_a_preset_of_its_own() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_ne!(std::fs::read(format!("{dir}/after.r32")).unwrap(), world);
 }
+
+/// An output folder the tool cannot write is refused before the run (no
+/// erosion spent on it), and a control map out of its range is refused
+/// naming its file.
+#[test]
+fn bad_outputs_and_control_maps_are_refused_before_the_run() {
+    let out_dir = OutDir::new("bad-outputs");
+    std::fs::create_dir_all(&out_dir.0).unwrap();
+    let file = out_dir.0.join("a-file");
+    std::fs::write(&file, b"not a folder").unwrap();
+    let path = file.to_str().unwrap();
+    for dir in [path.to_string(), format!("{path}/below")] {
+        let out = tool(&["--size", "32", "--out-dir", &dir]);
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(!out.status.success(), "{dir}: {stdout}");
+        assert!(stderr.contains(path) && !stdout.contains("eroded"), "{dir}: {stdout} {stderr}");
+    }
+    let below = out_dir.0.join("below.r32");
+    let negative = hydraulic_erosion::Heightmap::filled(16, 16, -0.5).unwrap();
+    hydraulic_erosion::write_heightmap(&below, &negative, hydraulic_erosion::HeightRange::of(&negative))
+        .unwrap();
+    let below = below.to_str().unwrap();
+    for (flag, field) in [("--mask", "controls.active"), ("--rain", "controls.rain")] {
+        let args = ["--size", "16", flag, below, "--out-dir", out_dir.path()];
+        let out = tool(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(stderr.contains(below) && stderr.contains(field), "{args:?}: {stderr}");
+    }
+}

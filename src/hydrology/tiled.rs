@@ -17,7 +17,7 @@ use rand_xoshiro::Xoshiro256StarStar;
 
 use super::flood::FloodScratch;
 use super::timing::Mark;
-use super::world::{Constants, End, World};
+use super::world::{Constants, World};
 use super::{Act, Hydrology, HydrologyReport, Journey, Next, PhaseTimes, cycle, end_batch};
 use crate::controls::Extras;
 use crate::controls::{self, Gate};
@@ -146,7 +146,7 @@ impl Hydrology {
         let base_level = heights.iter().fold(f32::INFINITY, |lo, &h| lo.min(h));
         let layout = Layout::new(tile, width, height);
         let mut queues: Vec<Vec<Journey>> = (0..layout.tiles()).map(|_| Vec::new()).collect();
-        let (total, batch) = (u64::from(params.particles), u64::from(k.batch));
+        let (mut total, batch) = (u64::from(params.particles), u64::from(k.batch));
         let mut report = HydrologyReport::default();
         let mut spawned = 0u64;
         let mut round = 0u64;
@@ -160,18 +160,11 @@ impl Hydrology {
         // sweep with no new particles would scale its water by nothing).
         let mut unbatched = 0;
         loop {
-            if ticker.should_stop(report.erosion.droplets) {
-                // Everything under way ends where it stands.
-                let (mut world, _, _) = self.whole_map(heights, base_level, gate);
-                world.carry = remainder;
-                for mut j in queues.iter_mut().flat_map(|q| q.drain(..)) {
-                    world.end(&mut j.particle, End::Stopped);
-                }
-                world.flush();
-                remainder = world.carry;
-                report.merge(&world.report);
+            if !report.erosion.cancelled && ticker.should_stop(report.erosion.droplets) {
+                // No more rain; the particles under way finish their journeys
+                // (see the `tiles` module).
                 report.erosion.cancelled = true;
-                break;
+                total = spawned;
             }
             if spawned >= total && queues.iter().all(Vec::is_empty) {
                 break;

@@ -131,9 +131,6 @@ pub(super) enum End {
     /// Its next step would have entered a cell the active mask closes: it
     /// stopped at the centre of the cell it was in.
     Masked,
-    /// The caller stopped the run while it was under way (tiled runs only).
-    #[cfg(feature = "parallel")]
-    Stopped,
 }
 
 /// The maps and books of a run.
@@ -326,8 +323,6 @@ impl World<'_> {
             End::FloodFailed => report.flood_failed += 1,
             End::SpillLimited => report.spill_limited += 1,
             End::Masked => report.erosion.masked += 1,
-            #[cfg(feature = "parallel")]
-            End::Stopped => report.erosion.stopped += 1,
         }
         let load = core::mem::take(&mut p.sediment);
         if end == End::LeftMap {

@@ -126,12 +126,11 @@ where
     // place that no zone's share did, so it goes on the whole map at the end.
     let mut remainder = 0.0;
     loop {
-        if ticker.should_stop(report.droplets) {
-            let in_flight = queues.iter_mut().flat_map(|q| q.drain(..)).map(|w| w.droplet);
-            report.merge(&super::stop_in_flight(map, k, gate, in_flight));
+        if !report.cancelled && ticker.should_stop(report.droplets) {
+            // No more rain; the droplets under way finish their walks (see the
+            // `tiles` module).
             report.cancelled = true;
-            finish(&rules, &before, map, &mut report, remainder);
-            return Ok(report);
+            total = spawned;
         }
         if spawned < total {
             let count = sweep.min(total - spawned);
@@ -144,7 +143,10 @@ where
             // Fewer starts than asked: no droplet can start any more.
             spawned = if drawn < count { total } else { spawned + count };
         } else if queues.iter().all(Vec::is_empty) {
-            let more = rounds.next(map.cells(), width, height, &rules.gate, report.steps);
+            let more = match report.cancelled {
+                true => 0,
+                false => rounds.next(map.cells(), width, height, &rules.gate, report.steps),
+            };
             if more == 0 {
                 finish(&rules, &before, map, &mut report, remainder);
                 return Ok(report);

@@ -936,23 +936,3 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
         }
     }
 }
-
-/// A cancelled tiled run's end: every droplet still in flight puts its load
-/// down where it stands, on the whole map.
-fn stop_in_flight<St>(
-    map: &mut Grid<St>,
-    k: Constants,
-    gate: Gate<'_>,
-    droplets: impl Iterator<Item = Droplet>,
-) -> ErosionReport
-where
-    St: AsRef<[f32]> + AsMut<[f32]>,
-{
-    let mut eroder =
-        Eroder::new(map.view_mut(), k, EightFacet).with_extras(Extras { gate, ..Extras::default() });
-    for mut d in droplets {
-        eroder.settle(&mut d, Fate::Stopped);
-    }
-    eroder.close_books();
-    eroder.report
-}

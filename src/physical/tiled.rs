@@ -75,7 +75,7 @@ where
     P: Progress + ?Sized,
 {
     let k = physical.k;
-    let total = u64::from(physical.params.droplets);
+    let mut total = u64::from(physical.params.droplets);
     let (width, height) = (map.width(), map.height());
     let mut report = ErosionReport::default();
     if width < 3 || height < 3 {
@@ -97,12 +97,11 @@ where
         report.unplaced += rest;
     };
     loop {
-        if ticker.should_stop(report.droplets) {
-            let in_flight = queues.iter_mut().flat_map(|q| q.drain(..)).map(|w| w.droplet);
-            report.merge(&super::stop_in_flight(map, k, gate, in_flight));
-            place(map, &mut report, remainder);
+        if !report.cancelled && ticker.should_stop(report.droplets) {
+            // No more rain; the droplets under way finish their walks (see the
+            // `tiles` module).
             report.cancelled = true;
-            return report;
+            total = spawned;
         }
         if spawned < total {
             let count = sweep.min(total - spawned);

@@ -12,7 +12,6 @@ use rand_xoshiro::Xoshiro256StarStar;
 use super::{Refused, Roller, Rolling, Snowball};
 use crate::controls::Extras;
 use crate::controls::draw_start;
-use crate::droplet::Fate;
 use crate::grid::Grid;
 use crate::layers::Track;
 use crate::normal::{NormalSampler, Offset};
@@ -65,7 +64,7 @@ impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
         P: Progress + ?Sized,
     {
         let (width, height) = (map.width(), map.height());
-        let total = self.params.count(width, height);
+        let mut total = self.params.count(width, height);
         let (mut report, mut remainder) = (ErosionReport::default(), 0.0);
         if width < 3 || height < 3 {
             return (report, remainder);
@@ -75,15 +74,11 @@ impl<S: NormalSampler + Clone + Send + Sync> Snowball<S> {
         let mut spawned = 0u64;
         let mut round = 0u64;
         loop {
-            if ticker.should_stop(report.droplets) {
-                // Everything in flight puts its load down where it stands.
-                let mut roller = Roller::new(map.cells_mut(), width, height, gate);
-                for w in queues.iter_mut().flat_map(|q| q.drain(..)) {
-                    roller.settle(&w.ball, Fate::Stopped);
-                }
-                report.merge(&roller.report);
+            if !report.cancelled && ticker.should_stop(report.droplets) {
+                // No more snowballs; those under way finish their rolls (see the
+                // `tiles` module).
                 report.cancelled = true;
-                return (report, remainder + roller.remainder);
+                total = spawned;
             }
             if spawned < total {
                 let count = sweep.min(total - spawned);

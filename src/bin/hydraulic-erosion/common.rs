@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use hydraulic_erosion::rand_core::SeedableRng;
 use hydraulic_erosion::{
-    Controls, ReadOptions, RunOptions, Simulator, Thermal, ThermalParams, read_heightmap,
+    Controls, Format, ReadOptions, RunOptions, Simulator, Thermal, ThermalParams, read_heightmap,
 };
 use hydraulic_erosion::{
     ErosionParams, ErosionReport, HeightRange, Heightmap, Hillshade, Hydrology, HydrologyParams, Layers,
@@ -196,7 +196,24 @@ impl ControlFiles {
             ),
             None => read(&self.erodibility)?,
         };
-        Ok(ControlMaps { active: read(&self.mask)?, rain: read(&self.rain)?, erodibility })
+        let maps = ControlMaps { active: read(&self.mask)?, rain: read(&self.rain)?, erodibility };
+        // Each map's range here, naming its file (the run would check it too,
+        // naming only the field).
+        maps.controls().validate(terrain.width(), terrain.height()).map_err(|e| {
+            let file = match &e {
+                hydraulic_erosion::Error::Param(p) => match p.field() {
+                    "controls.active" => self.mask.as_deref(),
+                    "controls.rain" => self.rain.as_deref(),
+                    _ => self.erodibility.as_deref().or(self.hardness.as_deref()),
+                },
+                _ => None,
+            };
+            match file {
+                Some(path) => format!("{path}: {e}"),
+                None => e.to_string(),
+            }
+        })?;
+        Ok(maps)
     }
 }
 
@@ -397,6 +414,9 @@ impl Outputs {
     /// Checks the pictures' names before a run: the preview and the change
     /// map are PNG files, and a name of another extension (`preview.r16`)
     /// would hold PNG bytes under it.
+    ///
+    /// The heightmaps' names need a format's extension (`Format::from_path`),
+    /// and a given `range` must be valid.
     pub fn validate(&self) -> Result<(), String> {
         for (field, name) in [("preview", &self.preview), ("change", &self.change)] {
             let Some(name) = name else { continue };
@@ -405,6 +425,33 @@ impl Outputs {
                 return Err(format!("outputs.{field}: {name:?} is a PNG picture: name it .png"));
             }
         }
+        for (field, names) in [("before", &self.before), ("after", &self.after)] {
+            if let Some(name) = names.iter().find(|n| Format::from_path(Path::new(n)).is_none()) {
+                return Err(format!(
+                    "outputs.{field}: {name:?}: unknown extension: use r16, raw, r32, f32, png or exr"
+                ));
+            }
+        }
+        if let Some(range) = &self.range {
+            range.validate().map_err(|e| format!("outputs.range: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// Before a run: [`validate`](Self::validate)s the names, creates the
+    /// directory and checks that a file can be written there, so that a bad
+    /// output costs no erosion.
+    pub fn prepare(&self) -> Result<(), String> {
+        self.validate()?;
+        let dir = Path::new(&self.dir);
+        if dir.exists() && !dir.is_dir() {
+            return Err(format!("{}: not a directory", self.dir));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", self.dir))?;
+        let probe = dir.join(".hydraulic-erosion-write-check");
+        std::fs::write(&probe, b"").map_err(|e| format!("{}: cannot write there: {e}", self.dir))?;
+        // Only the check's own empty file; a failure to remove it is harmless.
+        let _ = std::fs::remove_file(&probe);
         Ok(())
     }
 

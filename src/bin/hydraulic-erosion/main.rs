@@ -25,7 +25,7 @@
 //! weights where droplets start, erodibility scales the cuts (0: bedrock).
 //! `--threads T` runs on `T` threads (`Parallel`, tiles: the same bits for any
 //! `T`); without it, one thread in the fastest mode. Ctrl-C stops the run
-//! cleanly: every droplet under way puts its load down, the map stays balanced,
+//! cleanly: no droplet starts after it (those under way end their walks), the map stays balanced,
 //! and the files are written from the map as it stands.
 //!
 //! `--preset` picks the `physical` model's params: `landscape` (default,
@@ -86,6 +86,10 @@ const DRAIN_NEEDS: &str = "--drain and --no-drain need the physical model's land
 /// to start than a small run (100 000 seemed to hang).
 const MAX_THREADS: usize = 1024;
 
+/// How soon after a first Ctrl-C another counts as a second one (which ends
+/// the process at once) rather than the first's echo.
+const ECHO: std::time::Duration = std::time::Duration::from_millis(300);
+
 const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|landscape-world|seeds] [--cell-size C] [--sea-level H] [--drain | --no-drain] [--pit-safe] [--thermal | --repose DEG] [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]";
 
 /// `--help`: every option, what it does and its default.
@@ -102,7 +106,8 @@ terrain:
 model:
   --model M             physical, snowball or hydrology [physical]
   --preset P            physical's params: landscape, landscape-world or seeds [landscape]
-  --droplets K          droplets (snowballs, particles) [the model's own: landscape 1.5 a cell]
+  --droplets K          droplets (snowballs, particles) [the model's own: landscape 1.5 a cell];
+                        the landscape presets' drain rounds may add more (--no-drain: K)
   --cell-size C         a cell's side in the model's lengths (landscape presets, snowball,
                         hydrology) [landscape-world: 512 / the side; else 1]
   --sea-level H         cells at or below H are sea (landscape presets, hydrology) [none]
@@ -126,8 +131,8 @@ output:
   -h, --help            this help
   -V, --version         the version
 
-Ctrl-C stops the run cleanly: the droplets under way put their load down, the map stays
-balanced, and the files are written from it.
+Ctrl-C stops the run cleanly: no droplet starts after it, those under way end their walks,
+the map stays balanced, and the files are written from it (exit status 130).
 ";
 
 /// What the command line asks for.
@@ -323,16 +328,18 @@ fn parse_args() -> Result<Request, String> {
     Ok(Request::Run(Box::new(args)))
 }
 
-fn run() -> Result<(), String> {
+/// Runs the command line; `Ok(true)` when Ctrl-C stopped the run early (its
+/// files written all the same).
+fn run() -> Result<bool, String> {
     let args = match parse_args()? {
         Request::Run(args) => *args,
         Request::Help => {
             print!("{HELP}");
-            return Ok(());
+            return Ok(false);
         }
         Request::Version => {
             println!("hydraulic-erosion {}", env!("CARGO_PKG_VERSION"));
-            return Ok(());
+            return Ok(false);
         }
     };
     let before = match &args.input {
@@ -375,12 +382,20 @@ fn run() -> Result<(), String> {
         rayon::ThreadPoolBuilder::new().num_threads(threads).build_global().map_err(|e| e.to_string())?;
     }
     // Ctrl-C asks the run to stop at its next progress report (every 256
-    // droplets, or every sweep on threads); a second one ends the process.
-    ctrlc::set_handler(|| {
-        if common::STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            std::process::exit(130);
+    // droplets, or every sweep on threads); a second one ends the process. A
+    // signal within `ECHO` of the first is the same Ctrl-C (`timeout`, and
+    // some terminals, signal the process and its group: two at once).
+    let mut first: Option<std::time::Instant> = None;
+    ctrlc::set_handler(move || match first {
+        Some(at) if at.elapsed() >= ECHO => std::process::exit(130),
+        Some(_) => {}
+        None => {
+            first = Some(std::time::Instant::now());
+            common::STOP.store(true, std::sync::atomic::Ordering::SeqCst);
+            eprintln!(
+                "stopping: no more rain, the droplets under way end their walks; Ctrl-C again to quit now"
+            );
         }
-        eprintln!("stopping: the droplets under way put their load down; Ctrl-C again to quit now");
     })
     .map_err(|e| format!("Ctrl-C handler: {e}"))?;
     let mut layers = match args.layers.is_empty() {
@@ -403,6 +418,13 @@ fn run() -> Result<(), String> {
         }
         None => None,
     };
+    let mut outputs = Outputs::default();
+    if let Some(dir) = args.out_dir {
+        outputs.dir = dir;
+    }
+    // Before the run: an output folder that cannot be written costs no
+    // erosion.
+    outputs.prepare()?;
     let threaded = args.threads.is_some();
     let extras = common::RunExtras { layers: layers.as_mut(), controls: maps.controls() };
     let (mut after, outcome) = common::erode(&args.model, &before, args.seed, threaded, extras)?;
@@ -410,20 +432,19 @@ fn run() -> Result<(), String> {
         common::talus(&mut after, pass, maps.controls())?;
     }
 
-    let mut outputs = Outputs::default();
-    if let Some(dir) = args.out_dir {
-        outputs.dir = dir;
-    }
     outputs.write(&before, &after, &outcome)?;
-    match &layers {
-        Some(layers) => common::write_layers(&outputs.dir, layers, &args.layers),
-        None => Ok(()),
+    if let Some(layers) = &layers {
+        common::write_layers(&outputs.dir, layers, &args.layers)?;
     }
+    Ok(outcome.report.cancelled)
 }
 
 fn main() -> ExitCode {
     match run() {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::SUCCESS,
+        // Stopped by Ctrl-C: the files are written, but of a shorter run
+        // (128 + SIGINT, as a shell reports an interrupted command).
+        Ok(true) => ExitCode::from(130),
         Err(message) => {
             eprintln!("hydraulic-erosion: {message}");
             ExitCode::FAILURE
