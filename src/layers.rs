@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::error::{Error, GridError};
-use crate::grid::{Grid, GridMut, GridRef, Heightmap, cell_count, try_filled};
+use crate::grid::{Grid, GridMut, GridRef, Heightmap, cell_count, try_copy, try_filled};
 
 /// One cell's tracks, `[flux, wetness, sediment flux]` (see [`Layers`]).
 pub(crate) type Track = [f32; 3];
@@ -73,6 +73,10 @@ pub(crate) fn pass(
 /// `f32`), bit for bit. The fluxes are sums over the run: divide by
 /// [`droplets`](Self::droplets) for a per-droplet figure, and map them through
 /// a logarithm (`ln(1 + flux)`) to show channels and slopes in one picture.
+/// The layers are `f32`: a cell whose sum passes `f32`'s range holds an
+/// infinity (the erosion of a map with heights near `±f32::MAX`, whose
+/// `after - before` is itself infinite; the sediment flux of loads beyond
+/// `f32::MAX`).
 ///
 /// [`Hydrology`](crate::Hydrology) counts its particles' visits the same way,
 /// its water being a particle's volume; its own stream and pool maps (moving
@@ -215,6 +219,20 @@ impl Layers {
             *change += f64::from(after) - f64::from(before);
         }
         self.droplets += droplets;
+    }
+
+    /// A copy of these layers' records (not the run's working copy of the
+    /// map), to put back with [`restore`](Self::restore) if a run fails.
+    ///
+    /// # Errors
+    /// [`GridError::OutOfMemory`] if the copy cannot be allocated.
+    pub(crate) fn try_snapshot(&self) -> Result<(Vec<Track>, Vec<f64>, u64), GridError> {
+        Ok((try_copy(&self.tracks)?, try_copy(&self.change)?, self.droplets))
+    }
+
+    /// Puts back the records of a [`try_snapshot`](Self::try_snapshot).
+    pub(crate) fn restore(&mut self, (tracks, change, droplets): (Vec<Track>, Vec<f64>, u64)) {
+        (self.tracks, self.change, self.droplets) = (tracks, change, droplets);
     }
 
     /// The per-cell tracks, for the kernels to add to.

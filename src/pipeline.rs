@@ -6,7 +6,8 @@ use alloc::vec::Vec;
 use rand_core::Rng;
 
 use crate::error::{Error, ParamError, check};
-use crate::grid::GridMut;
+use crate::grid::{GridMut, try_copy};
+use crate::layers::Layers;
 use crate::progress::{Control, Progress};
 use crate::report::ErosionReport;
 use crate::simulator::{RunOptions, Simulator};
@@ -144,10 +145,12 @@ where
     /// Runs the rounds on `map` (see [`Pipeline`]).
     ///
     /// # Errors
-    /// The first error of a run; the map is as the runs before it left it
-    /// (each run leaves the map untouched on its own error: with valid
-    /// simulators and controls that fail, the first run fails before
-    /// anything changes).
+    /// The first error of a run, with the map and the layers put back as the
+    /// pipeline found them (a copy of each is kept for that while it runs:
+    /// [`GridError::OutOfMemory`](crate::GridError::OutOfMemory) if it cannot
+    /// be made, before anything changes). A simulator's own state (a
+    /// [`Hydrology`](crate::Hydrology)'s pool and stream maps) keeps what the
+    /// runs before the error did to it.
     fn run_with(
         &mut self,
         mut map: GridMut<'_>,
@@ -155,6 +158,18 @@ where
         options: RunOptions<'_>,
     ) -> Result<Self::Report, Error> {
         let RunOptions { mut progress, mode, mut layers, controls } = options;
+        // A later run's error (a second simulator made for another size)
+        // must not leave the map changed by the earlier ones, their books
+        // dropped with the report.
+        let map_before = try_copy(map.cells())?;
+        let layers_before = layers.as_deref().map(Layers::try_snapshot).transpose()?;
+        let failed = |map: &mut GridMut<'_>, layers: Option<&mut Layers>, error: Error| {
+            map.cells_mut().copy_from_slice(&map_before);
+            if let (Some(layers), Some(records)) = (layers, layers_before.clone()) {
+                layers.restore(records);
+            }
+            error
+        };
         let mut report =
             PipelineReport { first: Vec::new(), second: Vec::new(), total: ErosionReport::default() };
         let runs = 2 * u64::from(self.rounds);
@@ -167,12 +182,18 @@ where
                 controls: controls.clone(),
             };
             let total = if index % 2 == 0 {
-                let run = self.first.run_with(map.view_mut(), rng, options)?;
+                let run = match self.first.run_with(map.view_mut(), rng, options) {
+                    Ok(run) => run,
+                    Err(e) => return Err(failed(&mut map, layers.as_deref_mut(), e)),
+                };
                 let total = *run.as_ref();
                 report.first.push(run);
                 total
             } else {
-                let run = self.second.run_with(map.view_mut(), rng, options)?;
+                let run = match self.second.run_with(map.view_mut(), rng, options) {
+                    Ok(run) => run,
+                    Err(e) => return Err(failed(&mut map, layers.as_deref_mut(), e)),
+                };
                 let total = *run.as_ref();
                 report.second.push(run);
                 total

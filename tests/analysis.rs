@@ -586,3 +586,21 @@ fn flow_lengths_and_slopes_refuse_bad_cell_sizes_by_name() {
     assert!(flow.slope(&map, 1e15).is_ok());
     assert!(flow.slope(&map, f32::MIN_POSITIVE).is_ok());
 }
+
+/// A basin from `-f32::MAX` under a rim at `f32::MAX` is finite and fills:
+/// its depth saturates at `f32::MAX` (it came out infinite, and the fill of a
+/// finite map was refused as non-finite).
+#[test]
+fn a_basin_deeper_than_f32_can_hold_fills_with_a_saturated_depth() {
+    use hydraulic_erosion::analysis::{Fill, fill_depressions};
+    let map = hydraulic_erosion::Heightmap::from_fn(8, 8, |x, y| {
+        if x == 0 || y == 0 || x == 7 || y == 7 { f32::MAX } else { -f32::MAX }
+    })
+    .unwrap();
+    for mode in [Fill::Flat, Fill::Epsilon] {
+        let filled = fill_depressions(&map, mode).unwrap();
+        assert_eq!(filled.depth[(3, 4)], f32::MAX, "{mode:?}");
+        assert_eq!(filled.depth[(0, 0)], 0.0, "{mode:?}");
+        assert!(filled.surface.cells().iter().all(|h| h.is_finite()), "{mode:?}");
+    }
+}

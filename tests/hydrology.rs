@@ -1010,3 +1010,18 @@ fn heights_in_any_unit_scale_the_run_exactly() {
         }
     }
 }
+
+/// Pools as deep as `f32` allows (`set_pool` takes any finite depth) leave a
+/// finite stream map: the batch's track overflowed, and the map held an
+/// infinity (an audit's case).
+#[test]
+fn pools_near_f32_max_leave_the_stream_map_finite() {
+    let mut hydrology =
+        Hydrology::new(HydrologyParams { particles: 60, ..HydrologyParams::default() }, 24, 24).unwrap();
+    let pools = Heightmap::from_fn(24, 24, |x, y| if (x + y) % 3 == 0 { f32::MAX } else { 0.0 }).unwrap();
+    hydrology.set_pool(&pools).unwrap();
+    let mut map = hydraulic_erosion::fbm_terrain(24, 24, 3).unwrap();
+    hydrology.run_seeded(&mut map, 5).unwrap();
+    assert!(hydrology.stream().cells().iter().all(|s| s.is_finite() && *s >= 0.0));
+    assert!(map.cells().iter().all(|h| h.is_finite()));
+}

@@ -270,3 +270,24 @@ fn bad_input_is_a_typed_error_and_changes_nothing() {
     assert!(matches!(error, Error::Grid(_)), "{error:?}");
     assert_eq!(bits(&map), bits(&rugged()));
 }
+
+/// A later run's error (a second simulator made for another map size) puts
+/// the map and the layers back as the pipeline found them: before, the first
+/// run's changes stayed and its books (its outflow) were dropped with the
+/// report, so no balance could be drawn.
+#[test]
+fn a_later_runs_error_puts_the_map_and_the_layers_back() {
+    use hydraulic_erosion::{GridError, Hydrology, HydrologyParams};
+    let hydrology =
+        Hydrology::new(HydrologyParams { particles: 10, ..HydrologyParams::default() }, SIZE + 1, SIZE)
+            .unwrap();
+    let mut pipeline = Pipeline::new(water(500), hydrology, 1).unwrap();
+    let mut map = rugged();
+    let mut layers = Layers::new(SIZE, SIZE).unwrap();
+    let mut rng = Xoshiro256StarStar::seed_from_u64(3);
+    let options = RunOptions::default().with_layers(&mut layers);
+    let error = pipeline.run_with(map.view_mut(), &mut rng, options).unwrap_err();
+    assert!(matches!(error, Error::Grid(GridError::SizeMismatch { .. })), "{error:?}");
+    assert_eq!(bits(&map), bits(&rugged()));
+    assert_eq!(layers, Layers::new(SIZE, SIZE).unwrap());
+}

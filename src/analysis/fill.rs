@@ -35,7 +35,8 @@ pub struct FilledSurface {
     pub surface: Heightmap,
     /// How far each cell lies below its depression's spill level (the flat
     /// fill's rise; 0 outside closed depressions), in height units: the lake
-    /// that would stand there, whatever the fill mode.
+    /// that would stand there, whatever the fill mode. At most `f32::MAX`
+    /// (a depth between heights near `±f32::MAX` saturates).
     pub depth: Heightmap,
 }
 
@@ -78,7 +79,14 @@ pub fn fill_depressions_to<S: AsRef<[f32]>>(
 ) -> Result<FilledSurface, GridError> {
     map.check_finite()?;
     let flat = flood(map, Fill::Flat, &outlet)?;
-    let depth: Vec<f32> = flat.iter().zip(map.cells()).map(|(&f, &h)| f - h).collect();
+    // In f64, saturating: between heights near -f32::MAX and f32::MAX the
+    // depth passes f32's range (it came out infinite, and `from_cells`
+    // refused a finite map's fill as non-finite).
+    let depth: Vec<f32> = flat
+        .iter()
+        .zip(map.cells())
+        .map(|(&f, &h)| ((f64::from(f) - f64::from(h)) as f32).min(f32::MAX))
+        .collect();
     let surface = if mode == Fill::Flat { flat } else { flood(map, Fill::Epsilon, &outlet)? };
     let (w, h) = (map.width(), map.height());
     Ok(FilledSurface {

@@ -214,8 +214,8 @@ impl Hydrology {
     }
 
     /// The stream map: per cell, the time-averaged water that crossed it per
-    /// batch, 1 where `channel_area` cells of rain drain through (at least 0;
-    /// see [`HydrologyParams::channel_area`]).
+    /// batch, 1 where `channel_area` cells of rain drain through (at least 0,
+    /// at most `f32::MAX`; see [`HydrologyParams::channel_area`]).
     pub fn stream(&self) -> &Heightmap {
         &self.stream
     }

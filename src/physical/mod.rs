@@ -902,6 +902,14 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     /// what `f32` could not represent for the next deposit.
     fn deposit(&mut self, index: usize, load: f64) {
         let total = load + self.carry;
+        // Below 0 (a load that its deposits' `f32` shares, rounded up, left
+        // a hair under 0) the sum would lower the cell, which bypasses the
+        // gate: bedrock went down an ulp. It waits in the carry for a cell the
+        // gate lets go down (`Gate::flush_target`, at the run's end).
+        if total < 0.0 && self.gate.weight(index) < 1.0 {
+            self.carry = total;
+            return;
+        }
         self.carry = match carry::add(self.cells, index, total) {
             Some((old, new)) => total + self.report.book(old, new),
             None => total,
@@ -927,12 +935,18 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     }
 
     /// Places the carried remainder on the smallest-magnitude cell around `(x, y)`
-    /// (end of a trace: no whole-map scan per droplet).
+    /// (end of a trace: no whole-map scan per droplet) that may take it (a
+    /// negative one lowers its cell: not one the gate holds back); what
+    /// none takes is booked as the report's `unplaced`.
     fn flush_near(&mut self, x: usize, y: usize) {
         if self.carry != 0.0 {
-            let gate = self.gate;
-            let best = carry::smallest_magnitude(self.cells, self.around(x, y).filter(|&i| gate.admits(i)));
-            self.deposit(best, 0.0);
+            let (gate, lower) = (self.gate, self.carry < 0.0);
+            let may = move |i: &usize| gate.admits(*i) && (!lower || gate.weight(*i) >= 1.0);
+            if self.around(x, y).any(|i| may(&i)) {
+                let best = carry::smallest_magnitude(self.cells, self.around(x, y).filter(may));
+                self.deposit(best, 0.0);
+            }
         }
+        self.report.unplaced += core::mem::take(&mut self.carry);
     }
 }
