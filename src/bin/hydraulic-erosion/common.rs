@@ -78,6 +78,16 @@ impl Model {
         }
     }
 
+    /// Checks the model's params (as its constructor will).
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            Self::Physical(p) => p.validate(),
+            Self::Snowball(p) => p.validate(),
+            Self::Hydrology(p) => p.validate(),
+        }
+        .map_err(|e| e.to_string())
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Self::Physical(_) => "physical",

@@ -325,6 +325,15 @@ fn parse_args() -> Result<Request, String> {
             params.sea_level = args.sea_level.or(params.sea_level);
         }
     }
+    // Checks that need no terrain, before one is made or read.
+    if args.erodibility.is_some() && args.hardness.is_some() {
+        return Err("erodibility and hardness say the same thing: give one".into());
+    }
+    if let Some(repose_angle) = args.thermal {
+        ThermalParams { repose_angle, ..ThermalParams::default() }
+            .validate()
+            .map_err(|e| format!("--repose: {e}"))?;
+    }
     Ok(Request::Run(Box::new(args)))
 }
 
@@ -409,7 +418,10 @@ fn run() -> Result<bool, String> {
         hardness: args.hardness,
     };
     let maps = files.read(&before)?;
-    // The thermal pass is checked before the run, so a bad `--repose` costs no erosion.
+    // The model's params first (a bad `--cell-size` is the model's error,
+    // not the thermal pass's cell size derived from it), then the thermal
+    // pass: before the run, so bad ones cost no erosion.
+    args.model.validate()?;
     let mut thermal = match args.thermal {
         Some(repose_angle) => {
             // Cells as wide as the model sees them (`1 / height_scale`).
