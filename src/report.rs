@@ -36,7 +36,11 @@ pub struct ErosionReport {
     pub step_limited: u64,
     /// Droplets stopped before a step that would have overflowed.
     pub unstable: u64,
-    /// Droplets stopped by the caller.
+    /// Droplets stopped by the caller: in flight when a
+    /// [`Progress`](crate::Progress) stopped a run one droplet (or one
+    /// lockstep round) at a time, or a dropped trace's. A tiled run's
+    /// droplets finish their walks instead (see
+    /// [`Control::Stop`](crate::Control::Stop)).
     pub stopped: u64,
     /// Droplets (snowballs) that came to rest on flat ground.
     pub flat: u64,
