@@ -383,6 +383,21 @@ fn print_report(
         balance.bound(),
         if balance.is_conserved() { "conserved" } else { "NOT conserved" }
     );
+    // Otherwise silent: heights far beyond the model's scale (a cone 1e30
+    // high) leave every droplet where it started (its slopes overflow to a
+    // flat normal) or end it unstable.
+    if report.droplets > 0 && report.steps == 0 {
+        say!(
+            "no droplet took a step: is the map flat, or its heights far beyond the model's scale (scale it down)?"
+        );
+    } else if report.unstable > 0 {
+        say!(
+            "{} of {} droplets ended unstable (a step would have overflowed): are the heights far beyond \
+             the model's scale (scale the map down)?",
+            report.unstable,
+            report.droplets
+        );
+    }
 }
 
 /// The files to write, named in a directory; a config file's `outputs`.
