@@ -25,3 +25,14 @@ fn splitmix64(x: u64) -> u64 {
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
 }
+
+/// For unit tests: uniform `f32`s in `[0, 1)` (24 bits each) from a plain
+/// linear congruential generator seeded with `state`, where a test wants
+/// many numbers and no generator crate.
+#[cfg(test)]
+pub(crate) fn test_stream(mut state: u64) -> impl FnMut() -> f32 {
+    move || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 40) as f32 / (1u64 << 24) as f32
+    }
+}

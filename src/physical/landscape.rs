@@ -789,11 +789,7 @@ mod tests {
     /// 2^-40 to 2^10 this test fails.)
     #[test]
     fn booking_in_pairs_gives_the_bits_of_booking_in_turn() {
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut next = crate::random::test_stream(0x9e37_79b9_7f4a_7c15_u64);
         let mut load = 0.0f64;
         let mut pairs = 0.0f64;
         for round in 0..20_000 {

@@ -575,11 +575,7 @@ mod tests {
     /// the height of its cell.
     #[test]
     fn lane_normals_are_bit_equal_to_the_scalar_sampler() {
-        let mut state = 0x1234_5678_u64;
-        let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut next = crate::random::test_stream(0x1234_5678_u64);
         let mut map = Heightmap::from_fn(23, 17, |_, _| 0.0).unwrap();
         for cell in map.cells_mut() {
             *cell = next() * 3.0 - 1.0;
