@@ -5,7 +5,12 @@ use crate::math;
 
 /// The lowest of the (up to 8) neighbours of cell `(x, y)` of a `width`-wide,
 /// `height`-high grid, read row by row (the heights finite).
-#[inline]
+///
+/// Always inlined: called out of line it was 1.5 % of the landscape preset's
+/// time, and inlined the preset ran 1.6 % faster (512² fBm 1, one thread,
+/// three alternated pairs, the same bits; its border loop kept out of line
+/// gained less).
+#[inline(always)]
 pub(crate) fn lowest_neighbour(cells: &[f32], width: usize, height: usize, x: usize, y: usize) -> f32 {
     if x >= 1 && y >= 1 && x + 1 < width && y + 1 < height {
         // Interior: three rows of three, one bounds check each (a third of
