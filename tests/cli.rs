@@ -211,6 +211,7 @@ fn options_that_do_not_apply_or_conflict_are_refused() {
     refuses(&["--threads", "0"], "--threads must be from 1 to 1024");
     refuses(&["--out-dir", ""], "--out-dir: an empty path");
     refuses(&["--layers", "flux,wetness,flux"], "--layers: flux given twice");
+    refuses(&["--layers", ""], "--layers: no layer named");
     let out_dir = OutDir::new("hardness");
     std::fs::create_dir_all(&out_dir.0).unwrap();
     let hard = out_dir.0.join("hard.r32");
@@ -264,6 +265,10 @@ fn bad_outputs_and_control_maps_are_refused_before_the_run() {
     hydraulic_erosion::write_heightmap(&below, &negative, hydraulic_erosion::HeightRange::of(&negative))
         .unwrap();
     let below = below.to_str().unwrap();
+    // A raw file that is not square: the tool reads raw files as squares.
+    let odd = out_dir.0.join("odd.r32");
+    std::fs::write(&odd, [0u8; 12]).unwrap();
+    refuses(&["--in", odd.to_str().unwrap(), "--out-dir", out_dir.path()], "are read as squares");
     for (flag, field) in [("--mask", "controls.active"), ("--rain", "controls.rain")] {
         let args = ["--size", "16", flag, below, "--out-dir", out_dir.path()];
         let out = tool(&args);

@@ -173,6 +173,18 @@ pub struct ControlFiles {
     pub hardness: Option<String>,
 }
 
+/// Reads the heightmap at `path` for the tool: a raw file's size is taken
+/// as a square (the tool has no option for another), which its error says.
+pub fn read_map(path: &str) -> Result<Heightmap, String> {
+    read_heightmap(path, &ReadOptions::default()).map_err(|e| match e {
+        hydraulic_erosion::IoError::UnknownSize { bytes, bytes_per_cell } => format!(
+            "{path}: {bytes} bytes are not a square of {bytes_per_cell}-byte cells, and raw files \
+             (.r16/.raw, .r32/.f32) are read as squares: save it as a PNG, or pad it to a square"
+        ),
+        e => format!("{path}: {e}"),
+    })
+}
+
 /// The maps of [`ControlFiles`], read.
 pub struct ControlMaps {
     active: Option<Heightmap>,
@@ -185,7 +197,7 @@ impl ControlFiles {
     pub fn read(&self, terrain: &Heightmap) -> Result<ControlMaps, String> {
         let read = |path: &Option<String>| -> Result<Option<Heightmap>, String> {
             let Some(path) = path else { return Ok(None) };
-            let map = read_heightmap(path, &ReadOptions::default()).map_err(|e| format!("{path}: {e}"))?;
+            let map = read_map(path)?;
             terrain.check_same_size(&map).map_err(|e| format!("{path}: {e}"))?;
             Ok(Some(map))
         };

@@ -69,7 +69,7 @@ mod common;
 use std::process::ExitCode;
 
 use common::{ControlFiles, Model, Outputs, say};
-use hydraulic_erosion::{Channels, Drain, ErosionParams, Layers, ReadOptions, ThermalParams, read_heightmap};
+use hydraulic_erosion::{Channels, Drain, ErosionParams, Layers, ThermalParams};
 
 const CELL_SIZE_NEEDS: &str =
     "--cell-size needs the physical model's landscape preset, or the snowball or hydrology model";
@@ -241,7 +241,14 @@ fn parse_args() -> Result<Request, String> {
                 args.threads = Some(threads);
             }
             "--layers" => {
-                for name in value()?.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                let names = value()?;
+                if names.split(',').all(|n| n.trim().is_empty()) {
+                    return Err(format!(
+                        "--layers: no layer named (available: {})",
+                        common::LAYER_NAMES.join(", ")
+                    ));
+                }
+                for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
                     if !common::LAYER_NAMES.contains(&name) {
                         let known = common::LAYER_NAMES.join(", ");
                         return Err(format!("--layers: unknown layer {name:?} (available: {known})"));
@@ -353,7 +360,7 @@ fn run() -> Result<bool, String> {
     };
     let before = match &args.input {
         Some(path) => {
-            let map = read_heightmap(path, &ReadOptions::default()).map_err(|e| format!("{path}: {e}"))?;
+            let map = common::read_map(path)?;
             say!("read {path}: {}x{}", map.width(), map.height());
             map
         }
