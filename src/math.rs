@@ -85,22 +85,23 @@ pub(crate) fn floor_f64(x: f64) -> f64 {
     }
 }
 
-/// Natural logarithm in double precision (the terrain analysis' fits only: the
-/// simulators use no transcendental function, so their bits never depend on
-/// it; `std` and `libm` may differ in its last bit).
+/// Base-10 logarithm in double precision (the terrain analysis' fits only:
+/// the simulators use no transcendental function, so their bits never depend
+/// on it; `std` and `libm` may differ in its last bit). Exact at powers of
+/// ten, where `ln(x) / ln(10)` came out an ulp off.
 #[inline(always)]
-pub(crate) fn ln_f64(x: f64) -> f64 {
+pub(crate) fn log10_f64(x: f64) -> f64 {
     #[cfg(feature = "std")]
     {
-        x.ln()
+        x.log10()
     }
     #[cfg(not(feature = "std"))]
     {
-        libm::log(x)
+        libm::log10(x)
     }
 }
 
-/// `10^x` in double precision (the analysis' fits only, as [`ln_f64`]).
+/// `10^x` in double precision (the analysis' fits only, as [`log10_f64`]).
 #[inline(always)]
 pub(crate) fn exp10_f64(x: f64) -> f64 {
     #[cfg(feature = "std")]

@@ -604,3 +604,98 @@ fn a_basin_deeper_than_f32_can_hold_fills_with_a_saturated_depth() {
         assert!(filled.surface.cells().iter().all(|h| h.is_finite()), "{mode:?}");
     }
 }
+
+/// Points that share one `x` give no fit, as documented: the mean could
+/// round an ulp off that `x`, leaving a spread of 1e-33 and a fit made of
+/// rounding (an exponent of 0.33 from `(0.9, 0), (0.9, 0), (0.9, 1)`).
+#[test]
+fn a_fit_of_points_that_share_one_x_is_none() {
+    for x in [0.9, 0.1, 1.7, -3.3, 1e-7, 123.456] {
+        for n in 2..22 {
+            let points: Vec<(f64, f64)> = (0..n).map(|k| (x, (k % 3) as f64)).collect();
+            assert_eq!(PowerLawFit::of_logs(&points), None, "x {x}, {n} points");
+        }
+    }
+    // One point apart is a fit.
+    let fit = PowerLawFit::of_logs(&[(0.9, 0.0), (0.9, 0.0), (1.9, 1.0)]).unwrap();
+    assert!((fit.exponent - 1.0).abs() < 1e-12, "{fit:?}");
+}
+
+/// A value on a bin's edge opens that bin: bins a decade from 50 hold
+/// `[50, 500)`, `[500, 5 000)`, ..., and an `x_max` on an edge keeps its
+/// point. (`log10` taken as `ln / ln 10` put 500 and 1 000 an ulp below their
+/// edges: these two fits had no point, and one point fewer.)
+#[test]
+fn binned_fits_put_an_edge_value_in_the_bin_it_opens() {
+    let fit = PowerLawFit::binned([(50.0, 1.0), (500.0, 100.0)].into_iter(), (50.0, 1e4), 1, 1).unwrap();
+    assert_eq!(fit.points, 2);
+    assert!((fit.exponent - 2.0).abs() < 1e-12, "{fit:?}");
+    let fit =
+        PowerLawFit::binned([(1.0, 1.0), (999.0, 1.0), (1000.0, 1e6)].into_iter(), (1.0, 1e4), 1, 1).unwrap();
+    assert_eq!(fit.points, 3, "{fit:?}");
+    let fit = PowerLawFit::binned([(1.0, 1.0), (10.0, 10.0), (1000.0, 1e3)].into_iter(), (1.0, 1000.0), 1, 1)
+        .unwrap();
+    assert_eq!(fit.points, 3, "{fit:?}");
+    // Every power of ten from 1 to 10^22 (each an `f64`) as an edge, at 1, 2
+    // and 5 bins a decade: each value alone in the bin it opens, and the
+    // last, on `x_max`, kept.
+    for per in [1u32, 2, 5] {
+        let pairs: Vec<(f64, f64)> = (0..=22).map(|k| (10f64.powi(k), 1.0 + f64::from(k * k))).collect();
+        let fit = PowerLawFit::binned(pairs.iter().copied(), (1.0, 1e22), per, 1).unwrap();
+        assert_eq!(fit.points, 23, "{per} a decade");
+    }
+}
+
+/// The drainage-area exceedance counts an area on a threshold at that
+/// threshold: a tilted plane one cell high, 1 001 cells long, drains each
+/// cell into the next, so the areas are 1 to 1 000 once each (and the
+/// outlet's), P(A >= a) is `(1 001 - a) / cells` exactly, and the fit over
+/// thresholds 1, 10, 100, 1 000 is the fit of those four points. (1 000 fell
+/// into the bin below, and the 1 000 threshold off the range: β 0.291
+/// against the exact 0.273 on a similar plane.)
+#[test]
+fn the_exceedance_counts_an_area_on_a_threshold_at_it() {
+    let (w, h) = (1003, 3);
+    // A trough along the middle row falling to x = 0; the rows beside it
+    // drain into it.
+    let map = Heightmap::from_fn(w, h, |x, y| x as f32 + if y == 1 { 0.0 } else { 10_000.0 }).unwrap();
+    let options = AnalysisOptions {
+        exceedance_min_area: 1.0,
+        exceedance_max_fraction: 1.0,
+        bins_per_decade: 1,
+        ..AnalysisOptions::default()
+    };
+    let stats = TerrainStats::measure(&map, &options).unwrap();
+    let flow = FlowField::d8(&fill_depressions(&map, Fill::Epsilon).unwrap().surface).unwrap();
+    let areas: Vec<f64> = flow.drainage_area().unwrap().cells().iter().map(|&a| f64::from(a)).collect();
+    let n = areas.len() as f64;
+    let exact: Vec<(f64, f64)> = [1.0f64, 10.0, 100.0, 1000.0]
+        .iter()
+        .map(|&a| (a.log10(), (areas.iter().filter(|&&x| x >= a).count() as f64 / n).log10()))
+        .collect();
+    let fit = PowerLawFit::of_logs(&exact).unwrap();
+    let measured = stats.area_exceedance.expect("an exceedance fit");
+    assert_eq!(measured.points, 4, "{measured:?}");
+    assert!((measured.exponent - fit.exponent).abs() < 1e-12, "{measured:?} against {fit:?}");
+}
+
+/// `fill_depressions_to` asks `outlet` at most once a cell in either mode
+/// (the epsilon fill's two floods asked twice).
+#[test]
+fn an_epsilon_fill_asks_each_outlet_once() {
+    use std::cell::Cell;
+    let map = fbm_terrain(24, 17, 3).unwrap();
+    for mode in [Fill::Flat, Fill::Epsilon] {
+        let asked: Vec<Cell<u32>> = (0..map.len()).map(|_| Cell::new(0)).collect();
+        let filled = fill_depressions_to(&map, mode, |i| {
+            asked[i].set(asked[i].get() + 1);
+            i % 7 == 0
+        })
+        .unwrap();
+        assert!(asked.iter().all(|c| c.get() <= 1), "{mode:?}");
+        assert!(asked.iter().any(|c| c.get() == 1), "{mode:?}");
+        // The answers still count: the same fill as from a mask read twice.
+        let again = fill_depressions_to(&map, mode, |i| i % 7 == 0).unwrap();
+        assert_eq!(filled, again, "{mode:?}");
+    }
+}

@@ -23,6 +23,10 @@ pub enum Fill {
     /// Each filled cell one `f32` step (the next representable value) above the
     /// cell it was reached from, so every cell has a strictly descending path to
     /// the border: what flow routing needs (Barnes et al.'s Priority-Flood+ε).
+    /// Except at the top of `f32`'s range: a cell that would rise past
+    /// `f32::MAX` stays there, level with the cell it was reached from, so a
+    /// depression whose spill level is within a few steps of `f32::MAX` is
+    /// filled flat and does not drain.
     #[cfg_attr(feature = "serde", serde(alias = "Epsilon"))]
     Epsilon,
 }
@@ -78,7 +82,27 @@ pub fn fill_depressions_to<S: AsRef<[f32]>>(
     outlet: impl Fn(usize) -> bool,
 ) -> Result<FilledSurface, GridError> {
     map.check_finite()?;
-    let flat = flood(map, Fill::Flat, &outlet)?;
+    if mode == Fill::Epsilon {
+        // Two floods (the flat one for the depth): ask `outlet` once a cell
+        // and let both read the answers.
+        let (w, h) = (map.width(), map.height());
+        super::indexable(w, h)?;
+        let mut marks = try_filled(map.len(), false)?;
+        for (i, mark) in marks.iter_mut().enumerate().filter(|&(i, _)| !on_border(i, w, h)) {
+            *mark = outlet(i);
+        }
+        return fill_both(map, mode, &|i| marks[i]);
+    }
+    fill_both(map, mode, &outlet)
+}
+
+/// [`fill_depressions_to`] once `outlet` may be called again for a cell.
+fn fill_both<S: AsRef<[f32]>>(
+    map: &Grid<S>,
+    mode: Fill,
+    outlet: &impl Fn(usize) -> bool,
+) -> Result<FilledSurface, GridError> {
+    let flat = flood(map, Fill::Flat, outlet)?;
     // In f64, saturating: between heights near -f32::MAX and f32::MAX the
     // depth passes f32's range (it came out infinite, and `from_cells`
     // refused a finite map's fill as non-finite).
@@ -87,7 +111,7 @@ pub fn fill_depressions_to<S: AsRef<[f32]>>(
         .zip(map.cells())
         .map(|(&f, &h)| ((f64::from(f) - f64::from(h)) as f32).min(f32::MAX))
         .collect();
-    let surface = if mode == Fill::Flat { flat } else { flood(map, Fill::Epsilon, &outlet)? };
+    let surface = if mode == Fill::Flat { flat } else { flood(map, Fill::Epsilon, outlet)? };
     let (w, h) = (map.width(), map.height());
     Ok(FilledSurface {
         surface: Heightmap::from_cells(w, h, surface)?,

@@ -29,6 +29,12 @@ impl PowerLawFit {
         if n < 2 {
             return None;
         }
+        // (Tested on the points, not on the spread: the means below can
+        // round an ulp off a value every point shares, leaving a spread of
+        // 1e-33 and a made-up fit.)
+        if points.iter().all(|p| p.0 == points[0].0) {
+            return None;
+        }
         let nf = n as f64;
         let (mx, my) = points.iter().fold((0.0, 0.0), |(sx, sy), &(x, y)| (sx + x / nf, sy + y / nf));
         let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
@@ -76,7 +82,7 @@ impl PowerLawFit {
                 let (lx, ly) = (log10(x), log10(y));
                 // The cast never saturates: at most 632 decades of f64
                 // (subnormals too) times 2^32 bins a decade stay below 2^42.
-                let bin = sums.entry(((lx - lo) * per) as u64).or_insert((0.0, 0.0, 0));
+                let bin = sums.entry(bin_of(x, lx - lo, x_min, per)).or_insert((0.0, 0.0, 0));
                 *bin = (bin.0 + lx, bin.1 + ly, bin.2 + 1);
             }
         }
@@ -91,5 +97,42 @@ impl PowerLawFit {
 
 /// `log10(x)` for `x > 0`.
 pub(crate) fn log10(x: f64) -> f64 {
-    math::ln_f64(x) / core::f64::consts::LN_10
+    math::log10_f64(x)
+}
+
+/// The bin of `x` (at `above = log10 x - log10 x_min`) among bins
+/// `per` a decade from `x_min`: bin `b` holds `[edge(b), edge(b + 1))`,
+/// [`bin_edge`]'s edges. From the logarithm, checked against the edges
+/// where it falls within a hair of one: a logarithm an ulp off would put a
+/// value that lies on an edge (500 for bins a decade from 50) below it.
+pub(crate) fn bin_of(x: f64, above: f64, x_min: f64, per: f64) -> u64 {
+    let scaled = above * per;
+    // (Saturates at 0 for a hair below 0, at `x_min` itself.)
+    let guess = scaled as u64;
+    let fraction = scaled - guess as f64;
+    const HAIR: f64 = 1e-9;
+    if fraction > 1.0 - HAIR && x >= bin_edge(x_min, guess + 1, per) {
+        guess + 1
+    } else if fraction < HAIR && guess > 0 && x < bin_edge(x_min, guess, per) {
+        guess - 1
+    } else {
+        guess
+    }
+}
+
+/// The lower edge of bin `b`, `x_min * 10^(b / per)`: exact where `b / per`
+/// is a whole number of decades up to 22 (where `10^(b / per)` is an `f64`)
+/// and the product is one.
+pub(crate) fn bin_edge(x_min: f64, b: u64, per: f64) -> f64 {
+    let decades = b as f64 / per;
+    if decades == math::floor_f64(decades) && decades <= 22.0 {
+        // Products of powers of ten up to 10^22 are exact.
+        let mut power = 1.0;
+        for _ in 0..decades as u32 {
+            power *= 10.0;
+        }
+        x_min * power
+    } else {
+        x_min * math::exp10_f64(decades)
+    }
 }

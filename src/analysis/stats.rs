@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 
 use super::fill::{Fill, flood};
-use super::fit::{PowerLawFit, log10};
+use super::fit::{self, PowerLawFit, log10};
 use super::flow::{FlowField, NO_RECEIVER, check_cell_size_of};
 use super::{for_each_neighbour, on_border};
 use crate::error::{Error, GridError, ParamError, check, check_range};
@@ -279,12 +279,14 @@ fn exceedance(
         return None;
     }
     let per = f64::from(bins_per_decade);
-    let top = (log10(a_max) * per) as usize + 1;
+    // Bins a decade from an area of 1 (`fit::bin_of`: an area on a bin's
+    // edge, 1 000 say, counts in the bin it opens).
+    let bin = |a: f64| fit::bin_of(a, log10(a), 1.0, per) as usize;
+    let top = bin(a_max) + 1;
     let mut counts = alloc::vec![0u64; top + 1];
     for a in area {
         if a >= 1.0 {
-            let b = ((log10(f64::from(a)) * per) as usize).min(top);
-            counts[b] += 1;
+            counts[bin(f64::from(a)).min(top)] += 1;
         }
     }
     let n = cells as f64;
@@ -293,7 +295,7 @@ fn exceedance(
     for b in (0..=top).rev() {
         above += counts[b];
         let threshold = b as f64 / per; // log10 of the bin's lower edge
-        let a = crate::math::exp10_f64(threshold);
+        let a = fit::bin_edge(1.0, b as u64, per);
         if a >= a_min && a <= a_max && above > 0 {
             points.push((threshold, log10(above as f64 / n)));
         }
