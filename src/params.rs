@@ -140,10 +140,9 @@ impl ErosionParams {
     /// the land holds after the first droplets).
     /// A terrain that drains with the first droplets takes no round and no more
     /// time; one whose basin holds takes rounds until it drains: on ten 512² fBm
-    /// terrains, eight draws each, 65 of the 80 runs met every one of the landscape
-    /// issue's targets with the rounds (the misses are slope-area fits but two),
-    /// every run ending with at most 5.5 % of the land closed (of the first two
-    /// draws, 9 of 20 met the targets without rounds), the slowest terrain at
+    /// terrains, eight draws each, 69 of the 80 runs met every one of the landscape
+    /// issue's targets with the rounds (the misses are slope-area fits),
+    /// every run ending with at most 4.6 % of the land closed, the slowest terrain at
     /// about four times its time without; at 768² and 1024² a basin that held 16-19 % of the land
     /// closed (two thirds of the channel cells flat) ends at 3.4-4.4 %
     /// (docs/landscape.md). Set [`Channels::drain`] to `None` for the

@@ -752,3 +752,43 @@ fn a_stopped_tiled_run_finishes_its_droplets_instead_of_piling_their_loads() {
         assert!(new_peak <= peak, "stop at call {stop_at}: a cell of {new_peak} over the peak {peak}");
     }
 }
+
+/// How far the highest cell the run raised stands above all of its eight
+/// neighbours (0 where every raised cell has a neighbour as high).
+fn tallest_raised_spike(before: &Heightmap, after: &Heightmap) -> f32 {
+    let (w, h) = (after.width(), after.height());
+    let (a, b) = (after.cells(), before.cells());
+    let mut tallest = 0.0f32;
+    for y in 1..h - 1 {
+        for x in 1..w - 1 {
+            let i = y * w + x;
+            let around = [i - w - 1, i - w, i - w + 1, i - 1, i + 1, i + w - 1, i + w, i + w + 1];
+            let highest = around.iter().map(|&j| a[j]).fold(f32::NEG_INFINITY, f32::max);
+            if a[i] > b[i] {
+                tallest = tallest.max(a[i] - highest);
+            }
+        }
+    }
+    tallest
+}
+
+/// A droplet that ends on the map puts its load on its cell only up to its
+/// highest neighbour and pours the rest into the low cells around it: no
+/// load stands as a single-cell spike. (Put down on the droplet's cell
+/// alone, the loads of droplets that reached the step limit circling on a
+/// plain stood up to 0.37 high on a 512² fBm map of relief 1.1; here, on a
+/// 192² one, 0.036 in `Mode::Fast`.) What is left is the deposits' own
+/// roughness: a cell a deposit raised a hair above its neighbours (at most
+/// 0.0112 over twelve 192² runs: fBm 1-4, rain seeds 1-3, both modes).
+#[test]
+fn the_preset_leaves_no_spikes_where_droplets_end() {
+    let before = fbm_terrain(192, 192, 4).unwrap();
+    for mode in [Mode::Sequential, Mode::Fast] {
+        let mut map = before.clone();
+        let report = run(ErosionParams::landscape_for(192, 192), &mut map, 3, mode);
+        assert!(report.step_limited > 1_000, "{mode:?}: {report:?}");
+        let tallest = tallest_raised_spike(&before, &map);
+        assert!(tallest < 0.02, "{mode:?}: a raised cell {tallest} above its neighbours");
+        assert!(MassBalance::of_run(&before, &map, &report).is_conserved(), "{mode:?}");
+    }
+}

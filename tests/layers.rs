@@ -377,11 +377,11 @@ fn layers_bits_are_pinned() {
         ),
         (
             "landscape sequential",
-            "b4590ddc75848f83 ecc1a4199a770100 af465e9064f8f56a 18ef8e981dc0ccfb 6f7d569435377235",
+            "0bf649d2f3b83654 93bb12c2313c2847 01c0b874900cde2a 70d265791c1382e5 16ff2906d2312381",
         ),
         (
             "landscape interleaved",
-            "6711a48fa8a89686 39edeadc4b42dd2c 38df52958ebe01de 4c983bda8361e5f7 15fe38d3812e8e1b",
+            "9c4349171eba1e6a 2df9da85e03ddf14 6bf2f910c52455cb 2d678077fac73ff3 daaf9ec7a381d7a0",
         ),
         ("snowball", "0cb968961ffb6325 1f8456bdc87e6325 b006440fc28e34d7 adf3914c22faf1d3 73fb41f0125408ca"),
         ("hydrology", "9938411ddb01608f fd796d57320fcc80 439096c9f1f29b51 8995603c745cb3cf dd5b4164150fe3e9"),

@@ -14,7 +14,8 @@ pub const NO_RECEIVER: u32 = u32::MAX;
 
 /// D8 flow over a surface: each cell passes its water to its steepest-descent
 /// neighbour (drop over distance, diagonals `sqrt(2)` cells away; ties go to
-/// the first in a fixed order), border cells (and the outlets of
+/// the first in the order `+x, -x, +y, -y, (+x, +y), (-x, -y), (+x, -y),
+/// (-x, +y)`, `y` growing down the rows), border cells (and the outlets of
 /// [`d8_to`](Self::d8_to)) pass it off the map. Built on a
 /// surface with a descending path from every cell to the border (a
 /// [`Fill::Epsilon`](super::Fill::Epsilon) fill), every drop of rain reaches

@@ -178,7 +178,7 @@ where
                 let mut d = w.droplet;
                 let mut walk = Walk { age: w.age, cell: eroder.cell_of(d.position) };
                 match eroder.landscape_step(&mut flow, &EightFacet, &mut d, &mut walk) {
-                    Some(fate) => eroder.settle(&mut d, fate),
+                    Some(fate) => eroder.settle_poured(&mut d, fate),
                     None => queues[layout.tile_of(d.position)].push(Waiting { droplet: d, age: walk.age }),
                 }
             }
@@ -267,7 +267,7 @@ fn turn(
                         zone.holds(px, py)
                     }) {
                         Ok(None) => moved = true,
-                        Ok(Some(fate)) => break eroder.settle(&mut d, fate),
+                        Ok(Some(fate)) => break eroder.settle_poured(&mut d, fate),
                         Err(Refused) => {
                             let position = zone.to_map(d.position, rules.gate.masks());
                             let w = Waiting { droplet: Droplet { position, ..d }, age: walk.age };
