@@ -37,6 +37,11 @@ impl Droplet {
 }
 
 /// Why a droplet stopped.
+///
+/// "Put its load down where it stood": on its cell (the seeds' models; a
+/// [`Snowball`](crate::Snowball) bilinearly around its position); a landscape
+/// droplet ([`Channels`](crate::Channels)) puts it on its cell up to its
+/// highest neighbour and pours the rest into the lowest cells around it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]

@@ -28,6 +28,7 @@ mod landscape;
 pub(crate) mod landscape_tiled;
 mod lockstep;
 mod pits;
+mod pour;
 pub(crate) mod simd;
 #[cfg(feature = "parallel")]
 pub(crate) mod tiled;
