@@ -23,7 +23,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
     /// before, where that makes no spike: pouring the whole load into the
     /// lowest cells (the channels) cost the slope-area fits more.
     pub(super) fn settle_poured(&mut self, d: &mut Droplet, fate: Fate) {
-        let total = d.sediment + self.carry;
+        let mut total = d.sediment + self.carry;
         if fate == Fate::LeftMap || total.is_nan() || total <= 0.0 {
             // Off the map the load is outflow; a remainder a hair below 0
             // waits in the carry as [`Eroder::settle`] has it.
@@ -46,7 +46,10 @@ impl<S: NormalSampler> Eroder<'_, S> {
             .map(|(nx, ny)| self.cells[ny * self.width + nx])
             .fold(f32::NEG_INFINITY, f32::max);
         let room = f64::from(highest) - f64::from(self.cells[here]);
-        let mut total = total;
+        // (Each add's rounding stays in `total`, to the carry at the end, not
+        // into the next cell as `Eroder::deposit` would: there it could lift
+        // a cell an ulp past the level, or the droplet's cell past its
+        // highest neighbour.)
         if self.gate.admits(here) && room > 0.0 {
             if let Some((old, new)) = crate::carry::add(self.cells, here, room.min(total)) {
                 total += self.report.book(old, new);
