@@ -63,6 +63,7 @@ fn help_lists_every_option_and_version_prints_the_version() {
             "--hardness FILE",
             "--thermal",
             "--repose DEG",
+            "--thermal-iterations N",
             "--out-dir DIR",
             "--layers NAMES",
             "--version",
@@ -193,6 +194,35 @@ fn a_bad_repose_angle_is_refused_before_the_run() {
         String::from_utf8_lossy(&out.stdout).contains("thermal:")
             || String::from_utf8_lossy(&out.stderr).contains("thermal:")
     );
+}
+
+/// `--thermal-iterations N` runs the talus pass (at 35 degrees unless
+/// `--repose` says otherwise) for `N` iterations; a count out of range is
+/// refused before the run.
+#[test]
+fn thermal_iterations_set_the_talus_pass_and_bad_counts_are_refused() {
+    let out_dir = OutDir::new("thermal-iterations");
+    let dir = out_dir.path();
+    for (args, says) in [
+        (&["--thermal-iterations", "100001"][..], "--thermal-iterations: invalid parameter `iterations`"),
+        (&["--thermal-iterations", "-1"][..], "--thermal-iterations: invalid digit"),
+        (&["--thermal-iterations"][..], "--thermal-iterations needs a value"),
+        (&["--repose", "95", "--thermal-iterations", "5"][..], "--repose: invalid parameter `repose_angle`"),
+    ] {
+        let args = [&["--size", "32", "--out-dir", dir][..], args].concat();
+        refuses(&args, says);
+        assert!(!std::path::Path::new(dir).exists(), "{args:?}");
+    }
+    for (args, line) in [
+        (&["--thermal-iterations", "7"][..], "thermal: 7 iterations"),
+        (&["--repose", "30", "--thermal-iterations", "0"][..], "thermal: 0 iterations"),
+        (&["--thermal"][..], "thermal: 50 iterations"),
+    ] {
+        let out = tool(&[args, &["--size", "32", "--droplets", "500", "--out-dir", dir]].concat());
+        let text = [out.stdout, out.stderr].concat();
+        let text = String::from_utf8_lossy(&text);
+        assert!(out.status.success() && text.contains(line), "{args:?}: {text}");
+    }
 }
 
 /// Options that do not apply to the run asked for, or that say one thing

@@ -4,14 +4,17 @@
 //! dependencies (`cargo install --path . --features cli` from a checkout).
 //!
 //! ```text
-//! hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|landscape-world|seeds] [--cell-size C] [--sea-level H] [--drain | --no-drain] [--pit-safe] [--thermal | --repose DEG]
+//! hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|landscape-world|seeds] [--cell-size C] [--sea-level H] [--drain | --no-drain] [--pit-safe] [--thermal | --repose DEG] [--thermal-iterations N]
 //!     [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]
 //! ```
 //!
 //! `--thermal` follows the run with a thermal (talus) pass, `ThermalParams`'
 //! defaults (repose 35 degrees, 50 iterations) with cells as wide as the model
 //! sees them (`1 / height_scale` height units); `--repose DEG` does so with
-//! another angle (steep angles trim only cliffs).
+//! another angle (steep angles trim only cliffs), and `--thermal-iterations
+//! N` with `N` iterations (alone, it asks for the pass at 35 degrees): the
+//! pass spreads talus one cell an iteration, so tall channel walls need
+//! hundreds (its line reports the steepest slope left past the repose).
 //! `--layers flux,wetness,sediment,erosion,deposition` (any of them) records
 //! the run's output layers (`Layers`) and writes each as a 16-bit PNG of that
 //! name (the fluxes and wetness as `ln(1 + value)`, erosion and deposition as
@@ -90,7 +93,7 @@ const MAX_THREADS: usize = 1024;
 /// the process at once) rather than the first's echo.
 const ECHO: std::time::Duration = std::time::Duration::from_millis(300);
 
-const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|landscape-world|seeds] [--cell-size C] [--sea-level H] [--drain | --no-drain] [--pit-safe] [--thermal | --repose DEG] [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]";
+const USAGE: &str = "usage: hydraulic-erosion [--in FILE] [--model M] [--seed S] [--size N] [--droplets K] [--preset landscape|landscape-world|seeds] [--cell-size C] [--sea-level H] [--drain | --no-drain] [--pit-safe] [--thermal | --repose DEG] [--thermal-iterations N] [--layers NAMES] [--mask FILE] [--rain FILE] [--erodibility FILE | --hardness FILE] [--threads T] [--out-dir DIR]";
 
 /// `--help`: every option, what it does and its default.
 const HELP: &str = "\
@@ -123,6 +126,8 @@ controls (maps of the terrain's size, 16-bit PNG samples read as [0, 1]):
 after the run:
   --thermal             a talus pass: repose 35 degrees, 50 iterations
   --repose DEG          the talus pass with another repose angle, (0, 89]
+  --thermal-iterations N
+                        the talus pass with N iterations, 0 to 100000 [50]
 output:
   --out-dir DIR         where the files go [out]: before.png, after.png (16-bit), after.r32,
                         preview.png (shaded relief), change.png (red eroded, blue deposited)
@@ -170,6 +175,8 @@ struct Args {
     /// landscape preset's rain in rounds, on or off.
     drain: Option<bool>,
     thermal: Option<f32>,
+    /// `--thermal-iterations`: the talus pass's iterations.
+    thermal_iterations: Option<u32>,
     /// Output layers to write (`--layers`).
     layers: Vec<String>,
     /// Control maps (`--mask`, `--rain`, `--erodibility`, `--hardness`).
@@ -178,6 +185,20 @@ struct Args {
     erodibility: Option<String>,
     hardness: Option<String>,
     out_dir: Option<String>,
+}
+
+impl Args {
+    /// The talus pass's params (`--repose`, `--thermal-iterations`, the rest
+    /// `ThermalParams`' defaults) with cells `cell_size` height units wide.
+    fn thermal_params(&self, cell_size: f32) -> ThermalParams {
+        let defaults = ThermalParams::default();
+        ThermalParams {
+            repose_angle: self.thermal.unwrap_or(defaults.repose_angle),
+            iterations: self.thermal_iterations.unwrap_or(defaults.iterations),
+            cell_size,
+            ..defaults
+        }
+    }
 }
 
 fn parse_args() -> Result<Request, String> {
@@ -194,6 +215,7 @@ fn parse_args() -> Result<Request, String> {
         sea_level: None,
         drain: None,
         thermal: None,
+        thermal_iterations: None,
         layers: Vec::new(),
         mask: None,
         rain: None,
@@ -233,6 +255,10 @@ fn parse_args() -> Result<Request, String> {
             }
             "--thermal" => args.thermal = Some(ThermalParams::default().repose_angle),
             "--repose" => args.thermal = Some(value()?.parse().map_err(|e| format!("--repose: {e}"))?),
+            "--thermal-iterations" => {
+                let iterations = value()?.parse().map_err(|e| format!("--thermal-iterations: {e}"))?;
+                args.thermal_iterations = Some(iterations);
+            }
             "--threads" => {
                 let threads = value()?.parse().map_err(|e| format!("--threads: {e}"))?;
                 if !(1..=MAX_THREADS).contains(&threads) {
@@ -336,10 +362,15 @@ fn parse_args() -> Result<Request, String> {
     if args.erodibility.is_some() && args.hardness.is_some() {
         return Err("erodibility and hardness say the same thing: give one".into());
     }
-    if let Some(repose_angle) = args.thermal {
-        ThermalParams { repose_angle, ..ThermalParams::default() }
-            .validate()
-            .map_err(|e| format!("--repose: {e}"))?;
+    if args.thermal_iterations.is_some() && args.thermal.is_none() {
+        args.thermal = Some(ThermalParams::default().repose_angle);
+    }
+    if args.thermal.is_some() {
+        let params = args.thermal_params(1.0);
+        params.validate().map_err(|e| {
+            let flag = if e.field() == "iterations" { "--thermal-iterations" } else { "--repose" };
+            format!("{flag}: {e}")
+        })?;
     }
     Ok(Request::Run(Box::new(args)))
 }
@@ -418,6 +449,8 @@ fn run() -> Result<bool, String> {
         true => None,
         false => Some(Layers::new(before.width(), before.height()).map_err(|e| e.to_string())?),
     };
+    // Cells as wide as the model sees them (`1 / height_scale`).
+    let thermal_params = args.thermal.map(|_| args.thermal_params(1.0 / args.model.height_scale().max(1e-6)));
     let files = ControlFiles {
         mask: args.mask,
         rain: args.rain,
@@ -429,12 +462,8 @@ fn run() -> Result<bool, String> {
     // not the thermal pass's cell size derived from it), then the thermal
     // pass: before the run, so bad ones cost no erosion.
     args.model.validate()?;
-    let mut thermal = match args.thermal {
-        Some(repose_angle) => {
-            // Cells as wide as the model sees them (`1 / height_scale`).
-            let cell_size = 1.0 / args.model.height_scale().max(1e-6);
-            Some(common::thermal_pass(ThermalParams { repose_angle, cell_size, ..ThermalParams::default() })?)
-        }
+    let mut thermal = match thermal_params {
+        Some(params) => Some(common::thermal_pass(params)?),
         None => None,
     };
     let mut outputs = Outputs::default();
