@@ -269,6 +269,31 @@ fn bedrock_does_not_erode_and_soft_rock_erodes_more() {
     }
 }
 
+/// A deposit whose load plus the carried rounding ends a hair below 0 waits
+/// in the carry on bedrock: added, it lowered a cell of erodibility 0 by an
+/// ulp past the gate (found by an audit at heights to 1e6: cell 214 went from
+/// 216524.7 to 216524.69), as `Physical`'s deposit once did.
+#[test]
+fn bedrock_keeps_its_bits_when_a_deposit_ends_a_hair_below_zero() {
+    let side = 24;
+    let base = fbm_terrain(side, side, 25).unwrap();
+    let start = Heightmap::from_fn(side, side, |x, y| base[(x, y)] * 1e6).unwrap();
+    let rock = Heightmap::from_fn(side, side, |x, y| if (x + y) % 2 == 0 { 0.0 } else { 1.0 }).unwrap();
+    let mut map = start.clone();
+    let mut h =
+        Hydrology::new(HydrologyParams { particles: 300, ..HydrologyParams::default() }, side, side).unwrap();
+    let controls = Controls { erodibility: Some(rock.view()), ..Controls::default() };
+    let mut rng = Xoshiro256StarStar::seed_from_u64(25);
+    let report = h.run_with(map.view_mut(), &mut rng, RunOptions::default().with_controls(controls)).unwrap();
+    assert!(report.erosion.eroded > 0.0, "{report:?}");
+    for (i, (after, before)) in map.cells().iter().zip(start.cells()).enumerate() {
+        if rock.cells()[i] == 0.0 {
+            assert!(after >= before, "bedrock cell {i} lowered: {before} -> {after}");
+        }
+    }
+    assert_books(&start, &map, 0.0, &h, &report);
+}
+
 #[test]
 fn the_books_balance_with_each_control() {
     let active = mask();

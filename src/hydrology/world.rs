@@ -283,13 +283,20 @@ impl World<'_> {
     pub(super) fn deposit_under(&mut self, i: usize, load: f64, level: f64, water: &mut f64) {
         debug_assert!(self.gate.admits(i), "a deposit on masked cell {i}");
         let total = load + self.carry;
-        let old = self.heights[i];
-        let new = (f64::from(old) + total) as f32;
-        if !new.is_finite() {
+        if total < 0.0 && self.gate.weight(i) < 1.0 {
+            // A load plus the carried rounding a hair below 0 would lower the
+            // cell past the gate (bedrock went down an ulp): it waits in the
+            // carry for a cell the gate lets go down (`Gate::flush_target`,
+            // at the run's end), as `Physical`'s deposit has it.
             self.carry = total;
-            return;
+        } else {
+            let new = (f64::from(self.heights[i]) + total) as f32;
+            if !new.is_finite() {
+                self.carry = total;
+                return;
+            }
+            self.carry = total + self.set_height(i, new);
         }
-        self.carry = total + self.set_height(i, new);
         if self.pool[i] > 0.0 {
             let depth = self.depth_reaching(i, level);
             *water -= self.set_pool(i, depth);
