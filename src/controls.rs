@@ -158,6 +158,17 @@ impl<'a> Gate<'a> {
         f64::from(active * self.erodibility.map_or(1.0, |e| e[i].min(1.0)))
     }
 
+    /// Whether a deposit of `total` (a load plus the carried rounding) on cell
+    /// `i` must wait in the carry: a total a hair below 0 (deposits' `f32`
+    /// shares rounded up) would lower the cell without the gate's scaling,
+    /// which only a fully movable cell (weight 1) may take; elsewhere bedrock
+    /// would go down an ulp. What waits reaches
+    /// [`flush_target`](Self::flush_target) at the run's end.
+    #[inline]
+    pub(crate) fn holds_back(&self, i: usize, total: f64) -> bool {
+        total < 0.0 && self.weight(i) < 1.0
+    }
+
     /// Where a run's rounding remainder goes: the first cell of smallest
     /// magnitude ([`carry::smallest_magnitude`]) among those a run may move
     /// (`weight > 0`: admitted and erodible, so a negative remainder lowers no

@@ -283,11 +283,7 @@ impl World<'_> {
     pub(super) fn deposit_under(&mut self, i: usize, load: f64, level: f64, water: &mut f64) {
         debug_assert!(self.gate.admits(i), "a deposit on masked cell {i}");
         let total = load + self.carry;
-        if total < 0.0 && self.gate.weight(i) < 1.0 {
-            // A load plus the carried rounding a hair below 0 would lower the
-            // cell past the gate (bedrock went down an ulp): it waits in the
-            // carry for a cell the gate lets go down (`Gate::flush_target`,
-            // at the run's end), as `Physical`'s deposit has it.
+        if self.gate.holds_back(i, total) {
             self.carry = total;
         } else {
             let new = (f64::from(self.heights[i]) + total) as f32;

@@ -903,11 +903,7 @@ impl<'m, S: NormalSampler> Eroder<'m, S> {
     /// what `f32` could not represent for the next deposit.
     fn deposit(&mut self, index: usize, load: f64) {
         let total = load + self.carry;
-        // Below 0 (a load that its deposits' `f32` shares, rounded up, left
-        // a hair under 0) the sum would lower the cell, which bypasses the
-        // gate: bedrock went down an ulp. It waits in the carry for a cell the
-        // gate lets go down (`Gate::flush_target`, at the run's end).
-        if total < 0.0 && self.gate.weight(index) < 1.0 {
+        if self.gate.holds_back(index, total) {
             self.carry = total;
             return;
         }
