@@ -218,6 +218,7 @@ fn override_field(mut p: ErosionParams, set: &str) -> Result<ErosionParams, Stri
         "channels.refresh" => c.refresh = v as u32,
         "channels.channel_relief" => c.channel_relief = v,
         "channels.momentum" => c.momentum = v,
+        "channels.stride" => c.stride = v,
         "channels.brush_radius" => c.brush_radius = v,
         "channels.settle_pits" => c.settle_pits = v != 0.0,
         "channels.sea_level" => c.sea_level = Some(v),

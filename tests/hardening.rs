@@ -213,7 +213,7 @@ fn arb_channels() -> impl Strategy<Value = Channels> {
         ],
         [ranged(0.0, 1.0, true), ranged(0.0, 1.0, false), ranged(0.0, 100.0, false), ranged(0.0, 8.0, false)],
         prop_oneof![1u32..=10, Just(Channels::MAX_REFRESH), Just(2048)],
-        ranged(0.0, 1e30, true),
+        (ranged(0.0, 1e30, true), ranged(0.0, 1.0, false)),
         prop::option::of(prop_oneof![-2.0f32..2.0, Just(f32::MAX), Just(f32::MIN)]),
         // Extra rain up to half the run's droplets again (a case stays near
         // its budget of steps, see `droplet_budget`; the range's top, 1e6
@@ -233,7 +233,7 @@ fn arb_channels() -> impl Strategy<Value = Channels> {
                 [capacity, discharge_gain, channel_area, cell_size],
                 [discharge_rate, channel_relief, momentum, brush_radius],
                 refresh,
-                river_area,
+                (river_area, stride),
                 sea_level,
                 drain,
             )| Channels {
@@ -246,6 +246,7 @@ fn arb_channels() -> impl Strategy<Value = Channels> {
                 refresh,
                 channel_relief,
                 momentum,
+                stride,
                 brush_radius,
                 settle_pits: refresh % 2 == 0,
                 sea_level,

@@ -282,6 +282,7 @@ fn each_mechanism_is_switchable_and_changes_the_result() {
         Channels { discharge_gain: 0.0, ..Channels::default() },
         Channels { channel_relief: 0.0, ..Channels::default() },
         Channels { momentum: 0.0, ..Channels::default() },
+        Channels { stride: 0.2, ..Channels::default() },
         Channels { brush_radius: 0.0, ..Channels::default() },
         Channels { settle_pits: false, ..Channels::default() },
     ];
@@ -325,7 +326,7 @@ fn the_preset_leaves_no_pits_on_a_smooth_dome() {
 #[test]
 fn out_of_range_channel_fields_are_typed_errors() {
     let drain = |d: Drain| Channels { drain: Some(d), ..Channels::default() };
-    let cases: [(Channels, &str); 23] = [
+    let cases: [(Channels, &str); 26] = [
         (Channels { capacity: -1.0, ..Channels::default() }, "channels.capacity"),
         (Channels { discharge_gain: f32::NAN, ..Channels::default() }, "channels.discharge_gain"),
         (Channels { channel_area: 0.0, ..Channels::default() }, "channels.channel_area"),
@@ -337,6 +338,9 @@ fn out_of_range_channel_fields_are_typed_errors() {
         (Channels { refresh: 0, ..Channels::default() }, "channels.refresh"),
         (Channels { channel_relief: 1.1, ..Channels::default() }, "channels.channel_relief"),
         (Channels { momentum: -0.5, ..Channels::default() }, "channels.momentum"),
+        (Channels { stride: -0.1, ..Channels::default() }, "channels.stride"),
+        (Channels { stride: 1.01, ..Channels::default() }, "channels.stride"),
+        (Channels { stride: f32::NAN, ..Channels::default() }, "channels.stride"),
         (Channels { brush_radius: 9.0, ..Channels::default() }, "channels.brush_radius"),
         (Channels { sea_level: Some(f32::NAN), ..Channels::default() }, "channels.sea_level"),
         (Channels { sea_level: Some(f32::NEG_INFINITY), ..Channels::default() }, "channels.sea_level"),

@@ -67,6 +67,24 @@ impl FlowCell {
     }
 }
 
+/// The most a turn may bend a droplet's path for it to hold for a second
+/// cell in a channel ([`Channels::stride`]): the squared sine of 5 degrees.
+/// Held through bends as well, the droplets cut into the banks and loosened
+/// the slope-area fits (docs/landscape.md).
+const STRAIGHT: f32 = 0.0076;
+
+/// Where a droplet stands for one cell of its step: the cell, its index and
+/// height as the cell began, and the flow maps' channel factor and capacity
+/// gain there.
+#[derive(Clone, Copy)]
+struct Stand {
+    cell: (usize, usize),
+    index: usize,
+    height: f32,
+    channel: f32,
+    gain: f32,
+}
+
 /// The discharge and momentum maps, the water counted since their last
 /// refresh, and the erosion brush.
 #[derive(Debug)]
@@ -298,7 +316,9 @@ impl<S: NormalSampler> Eroder<'_, S> {
     /// One step of the landscape droplet; `None` while it goes on.
     ///
     /// Seed 000's Newton step with the [`Channels`] mechanisms: the momentum map
-    /// steers the velocity, the droplet moves one cell along it, the capacity is
+    /// steers the velocity, the droplet moves one cell along it (two cells on
+    /// one turn in a channel above [`Channels::stride`], each crossed as a
+    /// one-cell step of its own), the capacity is
     /// `capacity * water * drop * (1 + gain * channel)`, erosion is spread by the brush (the
     /// pit-safe guard on the droplet's cell), deposits split bilinearly (or fill
     /// the cell when going uphill), and friction and evaporation are lowered in
@@ -410,15 +430,74 @@ impl<S: NormalSampler> Eroder<'_, S> {
         if speed == 0.0 {
             return Ok(Some(Fate::Flat));
         }
-        let (px, py) = (d.position.x + step_x, d.position.y + step_y);
+        let (mut px, mut py) = (d.position.x + step_x, d.position.y + step_y);
         if !allowed(px, py) {
             return Err(Refused);
         }
+        let mut at = Stand { cell: (x, y), index: here, height: h_here, channel, gain };
+        let mut v = (vx, vy);
+        // In a channel, on a straight reach, the turn holds for a second cell
+        // (`Channels::stride`): two one-cell exchanges, one normal and one
+        // turn. Straight: the step's direction within `STRAIGHT` of the
+        // velocity the droplet came with (the sine of the angle between them,
+        // squared, from their cross product; a droplet at rest turns nothing).
+        let (ox, oy) = (d.velocity.x, d.velocity.y);
+        let cross = step_x * oy - step_y * ox;
+        let straight = cross * cross <= STRAIGHT * (ox * ox + oy * oy);
+        let mut cells = if channel > c.stride && straight && walk.age + 1 < k.max_steps { 2 } else { 1 };
+        let (next, off_map) = loop {
+            let (next, off_map) = self.cross_cell::<GATED>(flow, d, at, (px, py), &mut v);
+            walk.age += 1;
+            cells -= 1;
+            if cells == 0 || off_map || next == at.cell {
+                break (next, off_map);
+            }
+            // The second cell only where a step to it could start: on the
+            // land the gate admits, inside what `allowed` lets it reach.
+            let n = next.1 * w + next.0;
+            let (qx, qy) = (px + step_x, py + step_y);
+            if (GATED && !self.gate.admits(n)) || self.cells[n] <= flow.sea || !allowed(qx, qy) {
+                break (next, off_map);
+            }
+            d.position = Vec2::new(px, py);
+            (px, py) = (qx, qy);
+            let FlowCell { channel, gain, .. } = flow.cells[n];
+            at = Stand { cell: next, index: n, height: self.cells[n], channel, gain };
+        };
+        d.velocity = Vec2::new(v.0, v.1);
+        d.position = Vec2::new(px, py);
+        if off_map {
+            return Ok(Some(Fate::LeftMap));
+        }
+        if GATED && !self.gate.admits(next.1 * w + next.0) {
+            // It would enter a masked cell: it stops in the one it is in.
+            d.position = Self::centre(at.cell.0, at.cell.1);
+            return Ok(Some(Fate::Masked));
+        }
+        walk.cell = next;
+        Ok(None)
+    }
+
+    /// Moves the droplet one cell, from `at` to `(px, py)` on velocity `v`:
+    /// counts its water and flow at `at`, applies friction to `v`, trades
+    /// sediment with the terrain, evaporates. Returns the cell it moved to
+    /// and whether that is off the map.
+    #[inline(always)]
+    fn cross_cell<const GATED: bool>(
+        &mut self,
+        flow: &mut FlowMaps,
+        d: &mut Droplet,
+        at: Stand,
+        (px, py): (f32, f32),
+        v: &mut (f32, f32),
+    ) -> ((usize, usize), bool) {
+        let (k, c, w) = (self.k, flow.c, self.width);
+        let Stand { cell: (x, y), index: here, height: h_here, channel, gain } = at;
         self.report.steps += 1;
         let cell = &mut flow.cells[here];
         if c.momentum > 0.0 {
-            cell.track[0] += d.water * vx;
-            cell.track[1] += d.water * vy;
+            cell.track[0] += d.water * v.0;
+            cell.track[1] += d.water * v.1;
         }
         cell.water += d.water;
         let off_map = self.off_map(px, py);
@@ -426,7 +505,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
         let h_next = if off_map { self.height_beyond(px, py) } else { self.cells[next.1 * w + next.0] };
         let relief = 1.0 - c.channel_relief * channel;
         let keep = 1.0 - k.dt_friction * relief;
-        let (vx, vy) = (vx * keep, vy * keep);
+        *v = (v.0 * keep, v.1 * keep);
         // The load the droplet can carry: proportional to its water and the drop
         // of its one-cell step, not to its speed (a one-cell step's drop is the
         // slope; speed would count the slope twice and starve slow channels).
@@ -467,19 +546,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
             self.track(here, next.1 * w + next.0, d.water, d.sediment, off_map || next != (x, y));
         }
         d.water *= 1.0 - k.dt_evaporation * relief;
-        d.velocity = Vec2::new(vx, vy);
-        d.position = Vec2::new(px, py);
-        walk.age += 1;
-        if off_map {
-            return Ok(Some(Fate::LeftMap));
-        }
-        if GATED && !self.gate.admits(next.1 * w + next.0) {
-            // It would enter a masked cell: it stops in the one it is in.
-            d.position = Self::centre(x, y);
-            return Ok(Some(Fate::Masked));
-        }
-        walk.cell = next;
-        Ok(None)
+        (next, off_map)
     }
 
     /// `proposed` for cell `i` (at `current`) through the gate when `GATED`
@@ -942,6 +1009,56 @@ mod tests {
             reports.push(results[0].1);
         }
         assert!(reports[0] != reports[1], "the gate changed nothing");
+    }
+
+    /// `Channels::stride`: on a cell whose channel factor is above it, one
+    /// turn carries the droplet across two cells, each counted and crossed
+    /// as a one-cell step (its water on both, the age and the report's steps
+    /// two); below it, or with one cell of life left, one cell.
+    #[test]
+    fn a_turn_in_a_channel_crosses_two_cells() {
+        use super::super::{Constants, Eroder};
+        use super::Walk;
+        use crate::normal::EightFacet;
+        use crate::{Droplet, ErosionParams, Heightmap};
+        use glam::Vec2;
+
+        let (w, h) = (24, 24);
+        // A plane falling along x: the droplet runs straight to +x.
+        let plane = Heightmap::from_fn(w, h, |x, _| 1.0 - 0.02 * x as f32).unwrap();
+        let params = ErosionParams::landscape();
+        let channels = crate::Channels { stride: 0.2, ..params.channels.unwrap() };
+        let step = |channel: f32, age: u32, velocity: Vec2| {
+            let mut map = plane.clone();
+            let mut flow = FlowMaps::new(channels, w * h).unwrap();
+            flow.cells.iter_mut().for_each(|c| c.channel = channel);
+            let mut eroder = Eroder::new(map.view_mut(), Constants::new(&params), EightFacet);
+            let mut d = Droplet { position: Vec2::new(5.5, 12.5), velocity, water: 1.0, sediment: 0.0 };
+            let mut walk = Walk { age, cell: (5, 12) };
+            assert_eq!(eroder.landscape_step(&mut flow, &EightFacet, &mut d, &mut walk), None);
+            let water: Vec<f32> = (5..9).map(|x| flow.cells[12 * w + x].water).collect();
+            (walk.age - age, eroder.report.steps, walk.cell, d.position, water)
+        };
+        let (aged, steps, cell, position, water) = step(0.5, 0, Vec2::ZERO);
+        assert_eq!((aged, steps, cell), (2, 2, (7, 12)));
+        assert!((position - Vec2::new(7.5, 12.5)).length() < 1e-5, "{position}");
+        // Each cell crossed counts the water that crossed it (the second a
+        // little less: the first cell's evaporation, lowered in the channel).
+        assert!(water[0] == 1.0 && water[1] > 0.98 && water[1] < 1.0 && water[2] == 0.0, "{water:?}");
+        // Coming in along the slope: straight on, two cells again.
+        assert_eq!(step(0.5, 0, Vec2::new(0.5, 0.0)).2, (7, 12));
+        // Below the factor, and where one cell of life is left: one cell.
+        for (channel, age) in [(0.2, 0), (0.1, 0), (0.5, params.max_steps - 1)] {
+            let (aged, steps, cell, position, water) = step(channel, age, Vec2::ZERO);
+            assert_eq!((aged, steps, cell), (1, 1, (6, 12)), "{channel} {age}");
+            assert!((position - Vec2::new(6.5, 12.5)).length() < 1e-5, "{position}");
+            assert!(water[0] == 1.0 && water[1] == 0.0, "{water:?}");
+        }
+        // Coming in across the slope, the turn bends the path by more than
+        // 5 degrees: one cell.
+        let (aged, _, _, position, _) = step(0.5, 0, Vec2::new(0.05, 0.05));
+        assert_eq!(aged, 1);
+        assert!((position - Vec2::new(5.5, 12.5)).length() < 1.0 + 1e-5, "{position}");
     }
 
     /// A refresh in vectors, eight cells at a time, on every instruction set
