@@ -73,14 +73,12 @@ impl FlowCell {
 /// (53 of 80 sweep runs met every target against 56; docs/landscape.md).
 const STRAIGHT: f32 = 0.0076;
 
-/// Where a droplet stands for one cell of its step: the cell, its index and
-/// height as the cell began, and the flow maps' channel factor and capacity
-/// gain there.
+/// Where a droplet stands for one cell of its step: the cell, its index, and
+/// the flow maps' channel factor and capacity gain there.
 #[derive(Clone, Copy)]
 struct Stand {
     cell: (usize, usize),
     index: usize,
-    height: f32,
     channel: f32,
     gain: f32,
 }
@@ -434,7 +432,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
         if !allowed(px, py) {
             return Err(Refused);
         }
-        let mut at = Stand { cell: (x, y), index: here, height: h_here, channel, gain };
+        let mut at = Stand { cell: (x, y), index: here, channel, gain };
         let mut v = (vx, vy);
         let (mut next, mut off_map) = self.cross_cell::<GATED>(flow, d, at, (px, py), &mut v);
         walk.age += 1;
@@ -458,7 +456,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
                 d.position = Vec2::new(px, py);
                 (px, py) = (qx, qy);
                 let FlowCell { channel, gain, .. } = flow.cells[n];
-                at = Stand { cell: next, index: n, height: self.cells[n], channel, gain };
+                at = Stand { cell: next, index: n, channel, gain };
                 (next, off_map) = self.cross_cell::<GATED>(flow, d, at, (px, py), &mut v);
                 walk.age += 1;
             }
@@ -491,7 +489,9 @@ impl<S: NormalSampler> Eroder<'_, S> {
         v: &mut (f32, f32),
     ) -> ((usize, usize), bool) {
         let (k, c, w) = (self.k, flow.c, self.width);
-        let Stand { cell: (x, y), index: here, height: h_here, channel, gain } = at;
+        let Stand { cell: (x, y), index: here, channel, gain } = at;
+        // No height changed since the step (or its first cell) began.
+        let h_here = self.cells[here];
         self.report.steps += 1;
         let cell = &mut flow.cells[here];
         if c.momentum > 0.0 {
