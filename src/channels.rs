@@ -181,7 +181,8 @@ pub struct Channels {
 /// docs/landscape.md), so the rule looks at the result. Once the basins
 /// have drained, it ends early where two rounds in a row have failed to bring
 /// the room in the depressions (the fill's depth summed over the closed land) a
-/// tenth below the least it has been: there the pools are the rain's own
+/// tenth below the least it has been, a fifth where a measure finds pools
+/// alone (no basin): there the pools are the rain's own
 /// (droplets that end mid-river at the step limit, on a map much longer than
 /// their life), and more rain builds more of them. (The room, not the share:
 /// a basin filling with deposit keeps its area closed until it is full; one

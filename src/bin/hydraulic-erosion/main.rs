@@ -54,9 +54,10 @@
 //! (`Channels::drain`, `Drain::default()`: half a droplet a cell a round
 //! while more than 4 % of the land lies in closed depressions, at most 4
 //! more a cell, ending early once two rounds in a row leave the basins'
-//! room as it was, and none where the first droplets leave no basin of 0.3 %
-//! of the land); `--no-drain` rains their droplets alone (a time known in
-//! advance), `--drain` asks for the rounds (landscape presets only).
+//! room as it was (a pool's must shrink by a fifth a round), and none where
+//! the first droplets leave no basin of 0.3 % of the land); `--no-drain`
+//! rains their droplets alone (a time known in advance), `--drain` asks for
+//! the rounds (landscape presets only).
 //!
 //! Without `--in` it generates a `--size` x `--size` terrain (default 256) for the
 //! seed: `NoiseTerrain` with the `noise` feature, the built-in `fbm_terrain`
