@@ -392,10 +392,13 @@ impl Parallel {
                         .expect("a batch's params are the validated params with fewer droplets");
                 // Each copy is the whole map: the gate reads it as it is.
                 let extras = Extras { tracks, gate, starts };
+                // Through the types the plain runs use (a view, a `dyn`
+                // progress), so callers compile one copy of the loops, not two.
+                let (copy, silent): (_, &mut dyn Progress) = (&mut copy.view_mut(), &mut Silent);
                 let result = if lockstep {
-                    batch.run_lockstep(copy, rng, &mut Silent, extras)
+                    batch.run_lockstep(copy, rng, silent, extras)
                 } else {
-                    batch.run_sequential(copy, rng, &mut Silent, extras)
+                    batch.run_sequential(copy, rng, silent, extras)
                 };
                 result.expect("the frozen map is finite")
             })?;
@@ -440,15 +443,7 @@ impl Parallel {
             sweep: u64::from(self.params.sweep_size),
             at: Turns::Pool,
         };
-        let report = landscape_tiled::run(
-            &eight_facet,
-            channels,
-            map,
-            tiling,
-            &mut ticker,
-            |round| stream_seed(seed, round),
-            extras,
-        )?;
+        let report = landscape_tiled::run(&eight_facet, channels, map, tiling, &mut ticker, seed, extras)?;
         ticker.finish(report.droplets);
         Ok(report)
     }
@@ -488,7 +483,9 @@ impl Parallel {
                 let batch = Snowball::with_sampler(batch_params, inner.clone())
                     .expect("a batch's params are the validated params with fewer snowballs");
                 let extras = Extras { tracks, gate, starts };
-                batch.run_tracked(copy, rng, &mut Silent, extras).expect("the frozen map is finite")
+                // As Physical's batches: the plain runs' types, one copy.
+                let (copy, silent): (_, &mut dyn Progress) = (&mut copy.view_mut(), &mut Silent);
+                batch.run_tracked(copy, rng, silent, extras).expect("the frozen map is finite")
             })?,
         };
         let size = (map.width(), map.height());

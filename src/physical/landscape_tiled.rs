@@ -24,6 +24,7 @@ use crate::grid::{Grid, try_copy};
 use crate::layers::Track;
 use crate::normal::EightFacet;
 use crate::progress::{Progress, Ticker};
+use crate::random::stream_seed;
 use crate::report::ErosionReport;
 use crate::tiles::{self, Layout, Traveller, Turn, Turns, WithTracks, Zone, Zoned};
 
@@ -85,7 +86,7 @@ pub(crate) struct Tiling {
 /// tile, `at` the calling thread or on the current rayon pool (the same
 /// bits): `sweep` new droplets per sweep (at most
 /// [`sweep_cap`] of them) from a
-/// `Xoshiro256StarStar` seeded with `stream(sweep index)`, a turn of each
+/// `Xoshiro256StarStar` seeded with `stream_seed(seed, sweep index)`, a turn of each
 /// colour, then one refresh of the maps for every `refresh` droplets ended so
 /// far, until every droplet has ended.
 ///
@@ -98,7 +99,7 @@ pub(crate) fn run<St, P>(
     map: &mut Grid<St>,
     Tiling { tile, sweep, at }: Tiling,
     ticker: &mut Ticker<'_, P>,
-    stream: impl Fn(u64) -> u64,
+    seed: u64,
     Extras { mut tracks, gate, starts }: Extras<'_>,
 ) -> Result<ErosionReport, GridError>
 where
@@ -134,7 +135,7 @@ where
         }
         if spawned < total {
             let count = sweep.min(total - spawned);
-            let mut rng = Xoshiro256StarStar::seed_from_u64(stream(round));
+            let mut rng = Xoshiro256StarStar::seed_from_u64(stream_seed(seed, round));
             let mut drawn = 0;
             for start in controls::sweep_starts(starts, &mut rng, count, (width, height)) {
                 drawn += 1;

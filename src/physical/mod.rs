@@ -15,7 +15,6 @@ use crate::math;
 use crate::normal::{EightFacet, NormalSampler};
 use crate::params::ErosionParams;
 use crate::progress::{Progress, Silent, Ticker};
-use crate::random;
 use crate::report::ErosionReport;
 use crate::simulator::{Mode, RunOptions, Simulator};
 use crate::tiles::{self, Turns};
@@ -270,8 +269,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
             sweep: u64::from(tiles::SWEEP),
             at: Turns::Here,
         };
-        let stream = |round| random::stream_seed(seed, round);
-        let report = landscape_tiled::run(&eight_facet, channels, map, tiling, &mut ticker, stream, extras)?;
+        let report = landscape_tiled::run(&eight_facet, channels, map, tiling, &mut ticker, seed, extras)?;
         ticker.finish(report.droplets);
         Ok(report)
     }
