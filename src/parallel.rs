@@ -14,7 +14,7 @@ use crate::error::{Error, GridError, ParamError, check};
 use crate::grid::{Grid, GridMut, Heightmap, try_copy, try_filled};
 use crate::hydrology::{Hydrology, HydrologyReport};
 use crate::layers::{self, NO_TRACK, Track};
-use crate::normal::NormalSampler;
+use crate::normal::{EightFacet, NormalSampler};
 use crate::params::ErosionParams;
 use crate::physical::{Physical, landscape_tiled, tiled};
 use crate::progress::{Progress, Silent, Ticker};
@@ -353,6 +353,24 @@ impl Parallel {
         self.run(model, map, &mut Xoshiro256StarStar::seed_from_u64(seed))
     }
 
+    /// Physical's run on the pool for the 8-facet sampler, not generic:
+    /// compiled once, here (see `Physical::run_with`).
+    #[inline(never)]
+    fn physical_eight_facet(
+        &self,
+        physical: &Physical<EightFacet>,
+        map: &mut GridMut<'_>,
+        seed: u64,
+        progress: &mut dyn Progress,
+        mode: Mode,
+        extras: Extras<'_>,
+    ) -> Result<ErosionReport, Error> {
+        if let Some(channels) = physical.params().channels {
+            return self.physical_landscape(physical, channels, map, seed, progress, extras);
+        }
+        Ok(self.physical(physical, map, seed, progress, mode != Mode::Sequential, extras)?)
+    }
+
     /// Physical's droplets on the pool: in tiles when asked and the sampler has
     /// a lane kernel (the tiles carry no per-droplet sampler state), in batches
     /// otherwise (see [`Parallel`]).
@@ -637,7 +655,20 @@ mod sealed {
             mode: Mode,
             extras: Extras<'_>,
         ) -> Result<ErosionReport, Error> {
+            // A sampler with a lane kernel runs as the 8-facet one, compiled
+            // once, here (see `Physical::run_with`).
+            if self.sampler().lane_kernel().is_some() {
+                return parallel.physical_eight_facet(
+                    &self.as_eight_facet(),
+                    map,
+                    seed,
+                    progress,
+                    mode,
+                    extras,
+                );
+            }
             if let Some(channels) = self.params().channels {
+                // Refused: the landscape tiles take the 8-facet sampler.
                 return parallel.physical_landscape(self, channels, map, seed, progress, extras);
             }
             Ok(parallel.physical(self, map, seed, progress, mode != Mode::Sequential, extras)?)

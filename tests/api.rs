@@ -61,6 +61,36 @@ impl NormalSampler for Forward {
 }
 
 #[test]
+fn samplers_with_the_8_facet_lanes_erode_as_eight_facet_in_every_mode() {
+    // The built-in enum's and a boxed 8-facet sampler run as `EightFacet`
+    // (the code compiled once in the crate): the same map and report in
+    // every mode, for the seeds' model and the landscape preset.
+    let start = fbm_terrain(48, 48, 3).unwrap();
+    let seeds = ErosionParams { droplets: 400, ..ErosionParams::default() };
+    let landscape = ErosionParams::landscape_for(48, 48);
+    for params in [seeds, landscape] {
+        for mode in [Mode::Fast, Mode::Sequential, Mode::Lockstep] {
+            let run = |model: &mut dyn Simulator<Report = ErosionReport>| {
+                let mut map = start.clone();
+                let options = RunOptions::default().with_mode(mode);
+                let report = model
+                    .run_with(map.view_mut(), &mut Xoshiro256StarStar::seed_from_u64(9), options)
+                    .unwrap();
+                (map, report)
+            };
+            let (map, report) = run(&mut Physical::with_sampler(params, EightFacet).unwrap());
+            assert!(report.steps > 0);
+            let mut built_in =
+                Physical::with_sampler(params, hydraulic_erosion::Sampler::EightFacet).unwrap();
+            assert_eq!(run(&mut built_in), (map.clone(), report), "{mode:?}");
+            let mut boxed =
+                Physical::with_sampler(params, Box::new(EightFacet) as Box<dyn DynSampler>).unwrap();
+            assert_eq!(run(&mut boxed), (map, report), "{mode:?}");
+        }
+    }
+}
+
+#[test]
 fn a_custom_sampler_runs_in_every_mode() {
     let start = fbm_terrain(40, 40, 2).unwrap();
     let params = ErosionParams { droplets: 300, ..ErosionParams::default() };

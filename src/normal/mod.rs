@@ -113,7 +113,10 @@ pub trait NormalSampler {
     /// [`LaneKernel`]s: the 8-facet sampler has one, as does
     /// [`Sampler::EightFacet`]. With the default, `None`, those modes still run
     /// in lanes, each lane asking its own copy of the sampler for its normal (and
-    /// a `Parallel` run uses batches instead of tiles).
+    /// a `Parallel` run uses batches instead of tiles). A sampler that returns
+    /// a kernel runs as that kernel's sampler ([`EightFacet`]) in every mode of
+    /// [`Physical`](crate::Physical), [`Mode::Sequential`](crate::Mode::Sequential)
+    /// included: its normals are that sampler's, bit for bit.
     #[inline]
     fn lane_kernel(&self) -> Option<LaneKernel> {
         None

@@ -386,8 +386,50 @@ impl<S: NormalSampler + Clone> Simulator for Physical<S> {
 
     /// Erodes `map` with `params.droplets` droplets drawn from `rng`, in
     /// `options.mode` (see [`Mode`]).
+    ///
+    /// A sampler with a lane kernel (the 8-facet one) runs as
+    /// [`EightFacet`] itself (the same normals, bit for bit), through code
+    /// compiled once, in this crate.
     fn run_with(
         &mut self,
+        map: GridMut<'_>,
+        rng: &mut dyn Rng,
+        options: RunOptions<'_>,
+    ) -> Result<ErosionReport, Error> {
+        match self.sampler.lane_kernel() {
+            Some(_) => self.as_eight_facet().run_eight_facet(map, rng, options),
+            None => self.run_any(map, rng, options),
+        }
+    }
+}
+
+impl Physical<EightFacet> {
+    /// [`Simulator::run_with`] for the 8-facet sampler, not generic, so that
+    /// it is compiled here, once: a generic caller (`Physical<S>` for any
+    /// `S`, in any crate) would otherwise compile the lockstep kernels, the
+    /// tiles and the loops again, for each instruction set, in its own crate
+    /// and on each of its rebuilds.
+    #[inline(never)]
+    fn run_eight_facet(
+        &self,
+        map: GridMut<'_>,
+        rng: &mut dyn Rng,
+        options: RunOptions<'_>,
+    ) -> Result<ErosionReport, Error> {
+        self.run_any(map, rng, options)
+    }
+}
+
+impl<S: NormalSampler + Clone> Physical<S> {
+    /// This model with the 8-facet sampler, which a sampler with a lane
+    /// kernel runs as.
+    pub(crate) fn as_eight_facet(&self) -> Physical<EightFacet> {
+        Physical { params: self.params, sampler: EightFacet, k: self.k }
+    }
+
+    /// [`Simulator::run_with`]'s body, for any sampler.
+    fn run_any(
+        &self,
         mut map: GridMut<'_>,
         rng: &mut dyn Rng,
         options: RunOptions<'_>,
