@@ -230,7 +230,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
             });
         }
         if self.sampler.lane_kernel().is_some() {
-            let lanes = Physical { params: self.params, sampler: EightFacet, k: self.k };
+            let lanes = self.as_eight_facet();
             lanes.drive(map, progress, extras, |eroder, total, ticker| {
                 lockstep::run(eroder, total, rng, ticker)
             })
@@ -263,7 +263,7 @@ impl<S: NormalSampler + Clone> Physical<S> {
         let seed = rng.next_u64();
         map.check_finite()?;
         let mut ticker = Ticker::new(progress, u64::from(self.params.droplets));
-        let eight_facet = Physical { params: self.params, sampler: EightFacet, k: self.k };
+        let eight_facet = self.as_eight_facet();
         let tiling = landscape_tiled::Tiling {
             tile: tiles::TILE as usize,
             sweep: u64::from(tiles::SWEEP),
