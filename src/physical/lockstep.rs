@@ -258,6 +258,9 @@ pub(super) fn run_fed_with<S, F, P, N>(
     let mut samplers: alloc::vec::Vec<S> = (0..L).map(|_| eroder.sampler.clone()).collect();
     let mut lanes = Lanes::new();
     let mut round = Round::new();
+    // Written whole by every round before it is read (made once: zeroing it
+    // each round cost a step 2 instructions).
+    let mut stage = Stage::new();
     // Whether each lane's droplet has stepped since it entered.
     let mut moved = [false; L];
     // The output layers' tracks, out of the eroder for the run so their
@@ -321,7 +324,6 @@ pub(super) fn run_fed_with<S, F, P, N>(
         // operations. A lane that goes on keeps its new state; one that ends is
         // settled below from its position, kept as it was if unstable, and its
         // load.
-        let mut stage = Stage::new();
         for l in 0..L {
             let (droplet, walk) = lanes.droplet(l);
             let m = Motion::of(&k, &droplet, &walk, round.nx[l], round.nz[l]);
@@ -475,6 +477,35 @@ pub(super) fn facet_lanes(
     }
 }
 
+/// Reads the 3 x 3 block of cells starting at `start[l]` (its upper-left
+/// cell, on a map `w` cells wide) into `centre[l]` and `around[k][l]`, the
+/// neighbours in [`EightFacet::from_neighbours`]'s lane order: one lane after
+/// another, nine loads and nine stores each (the baseline's way; see
+/// [`FacetKernel::blocks`]).
+///
+/// # Panics
+/// If a block reaches past `cells` (the callers clamp to the inner cells).
+#[inline(always)]
+pub(super) fn blocks_by_lane(
+    cells: &[f32],
+    w: usize,
+    start: &[usize; L],
+    centre: &mut [f32; L],
+    around: &mut [[f32; L]; 8],
+) {
+    for l in 0..L {
+        let block = &cells[start[l]..start[l] + 2 * w + 3];
+        // Names: `p`/`n`/`o` for +1/-1/0 along x, then along y.
+        let (nn, on, pn) = (block[0], block[1], block[2]);
+        let (no, c, po) = (block[w], block[w + 1], block[w + 2]);
+        let (np, op, pp) = (block[2 * w], block[2 * w + 1], block[2 * w + 2]);
+        centre[l] = c;
+        for (k, value) in [po, no, op, on, pp, pn, np, nn].into_iter().enumerate() {
+            around[k][l] = value;
+        }
+    }
+}
+
 /// Reads every lane's neighbourhood, then computes its normal
 /// into `round.nx` and `round.nz`: the 8 facets as arrays across the lanes, with
 /// [`EightFacet::from_neighbours`]'s operations in the same order, so each lane
@@ -486,25 +517,16 @@ pub(super) fn normals<K: FacetKernel>(eroder: &Eroder<'_, EightFacet>, lanes: &L
     // Every lane reads an inner 3 x 3 block (maps are at least 3 x 3): a border
     // lane the nearest one, its normal replaced below.
     let (wi, hi) = (w as i32, h as i32);
-    let mut gx = [0i32; L];
-    let mut gy = [0i32; L];
+    // Each lane's block starts at its upper-left neighbour. In 32-bit factors
+    // (sides are at most `MAX_SIDE`, 2^24), which vectors multiply to 64 bits.
+    let w32 = w as u32;
+    let mut start = [0usize; L];
     for l in 0..L {
-        (gx[l], gy[l]) = (lanes.cx[l].clamp(1, wi - 2), lanes.cy[l].clamp(1, hi - 2));
-        round.border[l] = (gx[l] != lanes.cx[l]) | (gy[l] != lanes.cy[l]);
+        let (gx, gy) = (lanes.cx[l].clamp(1, wi - 2), lanes.cy[l].clamp(1, hi - 2));
+        round.border[l] = (gx != lanes.cx[l]) | (gy != lanes.cy[l]);
+        start[l] = (u64::from((gy - 1) as u32) * u64::from(w32) + u64::from((gx - 1) as u32)) as usize;
     }
-    for l in 0..L {
-        let (gx, gy) = (gx[l], gy[l]);
-        let i = gy as usize * w + gx as usize;
-        let block = &cells[i - w - 1..i + w + 2];
-        // Names: `p`/`n`/`o` for +1/-1/0 along x, then along y.
-        let (nn, on, pn) = (block[0], block[1], block[2]);
-        let (no, centre, po) = (block[w], block[w + 1], block[w + 2]);
-        let (np, op, pp) = (block[2 * w], block[2 * w + 1], block[2 * w + 2]);
-        round.centre[l] = centre;
-        for (k, value) in [po, no, op, on, pp, pn, np, nn].into_iter().enumerate() {
-            round.around[k][l] = value;
-        }
-    }
+    K::blocks(cells, w, &start, &mut round.centre, &mut round.around);
     let scale = eroder.k.height_scale;
     for k in 0..8 {
         K::facet_lanes(
@@ -520,6 +542,10 @@ pub(super) fn normals<K: FacetKernel>(eroder: &Eroder<'_, EightFacet>, lanes: &L
     for l in 0..L {
         round.nx[l] = (t[0][l] - t[1][l]) + ((t[4][l] + t[5][l]) - (t[6][l] + t[7][l]));
         round.nz[l] = (t[2][l] - t[3][l]) + ((t[4][l] - t[5][l]) + (t[6][l] - t[7][l]));
+    }
+    // Most rounds have no lane on the border band: one test for the round.
+    if !round.border.iter().fold(false, |any, &border| any | border) {
+        return;
     }
     for l in 0..L {
         if round.border[l] {

@@ -145,6 +145,19 @@ fn avx512() -> bool {
 /// instruction set (a function of its own, not inlined: see
 /// [`lockstep::facet_lanes`]).
 pub(crate) trait FacetKernel {
+    /// Reads each lane's 3 x 3 block of cells into the facet arrays (see
+    /// [`lockstep::blocks_by_lane`], the default).
+    #[inline(always)]
+    fn blocks(
+        cells: &[f32],
+        w: usize,
+        start: &[usize; L],
+        centre: &mut [f32; L],
+        around: &mut [[f32; L]; 8],
+    ) {
+        lockstep::blocks_by_lane(cells, w, start, centre, around);
+    }
+
     fn facet_lanes(
         t: &mut [f32; L],
         centre: &[f32; L],
@@ -237,6 +250,86 @@ mod x86 {
         body()
     }
 
+    /// [`lockstep::blocks_by_lane`]'s result, eight lanes at a time: each
+    /// block row of eight lanes is eight 4-float loads and a 4 x 4 transpose
+    /// in each 128-bit half, where the lane loop takes 24 loads and 24
+    /// stores. The same values (a copy: no arithmetic).
+    ///
+    /// Why: the lane loop was a fifth of the seeds' lockstep step on a Zen 3
+    /// EPYC (`perf`, 256²), its stores queueing (measured in
+    /// `docs/performance.md`).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    ///
+    /// # Panics
+    /// If a block reaches past `cells`, as the lane loop.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) unsafe fn blocks_avx2(
+        cells: &[f32],
+        w: usize,
+        start: &[usize; L],
+        centre: &mut [f32; L],
+        around: &mut [[f32; L]; 8],
+    ) {
+        use core::arch::x86_64::{
+            __m256, _mm_loadu_ps, _mm256_set_m128, _mm256_shuffle_ps, _mm256_storeu_ps, _mm256_unpackhi_ps,
+            _mm256_unpacklo_ps,
+        };
+        const { assert!(L % 8 == 0) };
+        // Each lane reads its three rows as four cells, the fourth unused: one
+        // past the block, so past the map only at its last inner cell. Then
+        // (a round in tens of thousands on a large map) the lane loop does it.
+        let end = start.iter().fold(0, |end, &s| end.max(s)) + 2 * w + 4;
+        if end > cells.len() {
+            return lockstep::blocks_by_lane(cells, w, start, centre, around);
+        }
+        let cells = cells.as_ptr();
+        #[inline(always)]
+        fn put(to: &mut [f32; L], g: usize, v: __m256) {
+            let eight: &mut [f32; 8] =
+                (&mut to[8 * g..8 * g + 8]).try_into().unwrap_or_else(|_| unreachable!());
+            // SAFETY: `eight` is 32 writable bytes; the caller has AVX.
+            unsafe { _mm256_storeu_ps(eight.as_mut_ptr(), v) }
+        }
+        for g in 0..L / 8 {
+            let s = &start[8 * g..8 * g + 8];
+            for r in 0..3 {
+                // SAFETY: cells `s[l] + r * w` to `+ 3` are before `end`, on
+                // the map; the load needs SSE only, which every x86-64 target has.
+                let at = |l: usize| unsafe { _mm_loadu_ps(cells.add(s[l] + r * w)) };
+                // Lanes 0-3 in the low halves, 4-7 in the high ones.
+                let (y0, y1) = (_mm256_set_m128(at(4), at(0)), _mm256_set_m128(at(5), at(1)));
+                let (y2, y3) = (_mm256_set_m128(at(6), at(2)), _mm256_set_m128(at(7), at(3)));
+                let (t0, t1) = (_mm256_unpacklo_ps(y0, y1), _mm256_unpackhi_ps(y0, y1));
+                let (t2, t3) = (_mm256_unpacklo_ps(y2, y3), _mm256_unpackhi_ps(y2, y3));
+                // The row's first, second and third cell across the lanes.
+                let first = _mm256_shuffle_ps::<0x44>(t0, t2);
+                let second = _mm256_shuffle_ps::<0xEE>(t0, t2);
+                let third = _mm256_shuffle_ps::<0x44>(t1, t3);
+                // Lane order `+x, -x, +y, -y, (+x+y), (+x-y), (-x+y), (-x-y)`:
+                // rows y-1, y, y+1 hold (-x-y, -y, +x-y), (-x, centre, +x),
+                // (-x+y, +y, +x+y).
+                match r {
+                    0 => (
+                        put(&mut around[7], g, first),
+                        put(&mut around[3], g, second),
+                        put(&mut around[5], g, third),
+                    ),
+                    1 => {
+                        (put(&mut around[1], g, first), put(centre, g, second), put(&mut around[0], g, third))
+                    }
+                    _ => (
+                        put(&mut around[6], g, first),
+                        put(&mut around[2], g, second),
+                        put(&mut around[4], g, third),
+                    ),
+                };
+            }
+        }
+    }
+
     /// The AVX2 build of the kernel.
     pub(super) struct Avx2;
 
@@ -261,6 +354,19 @@ mod x86 {
             }
 
             impl FacetKernel for $isa {
+                #[inline(always)]
+                fn blocks(
+                    cells: &[f32],
+                    w: usize,
+                    start: &[usize; L],
+                    centre: &mut [f32; L],
+                    around: &mut [[f32; L]; 8],
+                ) {
+                    // SAFETY: only reached from `$run`, which runs only where
+                    // the CPU has these features, AVX2 among them.
+                    unsafe { blocks_avx2(cells, w, start, centre, around) }
+                }
+
                 #[inline(always)]
                 fn facet_lanes(
                     t: &mut [f32; L],
@@ -302,6 +408,51 @@ mod tests {
     use alloc::vec::Vec;
 
     use super::truncate;
+
+    /// The AVX2 block reader copies exactly what the lane loop does, lane by
+    /// lane, on maps from the smallest (3 x 3) up, with lanes anywhere on the
+    /// inner cells: the map's last inner cell (whose fourth cell would lie past
+    /// the map, so the lane loop takes the round) and every other.
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    #[test]
+    fn the_avx2_blocks_are_the_lane_loops() {
+        use super::{L, lockstep};
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for (w, h) in [(3, 3), (4, 3), (3, 5), (17, 9), (64, 40)] {
+            // Distinct bits in every cell, signed zeros and a NaN among them.
+            let mut cells: Vec<f32> = (0..w * h).map(|i| i as f32 * 0.37 - 5.0).collect();
+            cells[0] = -0.0;
+            cells[w * h / 2] = f32::NAN;
+            for with_last in [false, true] {
+                let mut start = [0usize; L];
+                for (l, s) in start.iter_mut().enumerate() {
+                    let (gx, gy) = (1 + next() as usize % (w - 2), 1 + next() as usize % (h - 2));
+                    let last = with_last && l == L / 2;
+                    let (gx, gy) = if last { (w - 2, h - 2) } else { (gx, gy) };
+                    *s = (gy - 1) * w + gx - 1;
+                }
+                let (mut centre, mut around) = ([1.5f32; L], [[2.5f32; L]; 8]);
+                lockstep::blocks_by_lane(&cells, w, &start, &mut centre, &mut around);
+                let (mut centre2, mut around2) = ([7.5f32; L], [[8.5f32; L]; 8]);
+                // SAFETY: this CPU has AVX2 (checked above).
+                unsafe { super::x86::blocks_avx2(&cells, w, &start, &mut centre2, &mut around2) };
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&centre), bits(&centre2), "{w} x {h}, last {with_last}");
+                for k in 0..8 {
+                    assert_eq!(bits(&around[k]), bits(&around2[k]), "{w} x {h}, last {with_last}, facet {k}");
+                }
+            }
+        }
+    }
 
     /// Within `i32`'s range `truncate` is `as i32`, bit for bit: around every
     /// power of two up to 2^31 (each side of it by ulps), fractions, signed
