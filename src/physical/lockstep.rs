@@ -90,8 +90,8 @@ impl Lanes {
 /// vectorises across lanes).
 pub(super) struct Round {
     /// Heights of the 8 neighbours, facet-major: `around[k][lane]`.
-    around: [[f32; L]; 8],
-    centre: [f32; L],
+    pub(super) around: [[f32; L]; 8],
+    pub(super) centre: [f32; L],
     /// Per-facet weighted horizontal components.
     t: [[f32; L]; 8],
     nx: [f32; L],
@@ -526,7 +526,7 @@ pub(super) fn normals<K: FacetKernel>(eroder: &Eroder<'_, EightFacet>, lanes: &L
         round.border[l] = (gx != lanes.cx[l]) | (gy != lanes.cy[l]);
         start[l] = (u64::from((gy - 1) as u32) * u64::from(w32) + u64::from((gx - 1) as u32)) as usize;
     }
-    K::blocks(cells, w, &start, &mut round.centre, &mut round.around);
+    K::blocks(cells, w, &start, round);
     let scale = eroder.k.height_scale;
     for k in 0..8 {
         K::facet_lanes(

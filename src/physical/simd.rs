@@ -33,7 +33,7 @@
 #![allow(unsafe_code)]
 
 use super::Eroder;
-use super::lockstep::{self, Feed, LOCKSTEP_LANES as L};
+use super::lockstep::{self, Feed, LOCKSTEP_LANES as L, Round};
 use crate::normal::EightFacet;
 use crate::progress::{Progress, Ticker};
 
@@ -144,18 +144,12 @@ fn avx512() -> bool {
 /// The facet step of the 8-facet normal across the lanes, compiled for one
 /// instruction set (a function of its own, not inlined: see
 /// [`lockstep::facet_lanes`]).
-pub(crate) trait FacetKernel {
-    /// Reads each lane's 3 x 3 block of cells into the facet arrays (see
-    /// [`lockstep::blocks_by_lane`], the default).
+pub(super) trait FacetKernel {
+    /// Reads each lane's 3 x 3 block of cells into `round`'s facet arrays
+    /// (see [`lockstep::blocks_by_lane`], the default).
     #[inline(always)]
-    fn blocks(
-        cells: &[f32],
-        w: usize,
-        start: &[usize; L],
-        centre: &mut [f32; L],
-        around: &mut [[f32; L]; 8],
-    ) {
-        lockstep::blocks_by_lane(cells, w, start, centre, around);
+    fn blocks(cells: &[f32], w: usize, start: &[usize; L], round: &mut Round) {
+        lockstep::blocks_by_lane(cells, w, start, &mut round.centre, &mut round.around);
     }
 
     fn facet_lanes(
@@ -355,16 +349,10 @@ mod x86 {
 
             impl FacetKernel for $isa {
                 #[inline(always)]
-                fn blocks(
-                    cells: &[f32],
-                    w: usize,
-                    start: &[usize; L],
-                    centre: &mut [f32; L],
-                    around: &mut [[f32; L]; 8],
-                ) {
+                fn blocks(cells: &[f32], w: usize, start: &[usize; L], round: &mut Round) {
                     // SAFETY: only reached from `$run`, which runs only where
                     // the CPU has these features, AVX2 among them.
-                    unsafe { blocks_avx2(cells, w, start, centre, around) }
+                    unsafe { blocks_avx2(cells, w, start, &mut round.centre, &mut round.around) }
                 }
 
                 #[inline(always)]
