@@ -20,12 +20,24 @@ pub(crate) const NO_TRACK: Track = [0.0; 3];
 /// leaves the same bits as not adding, the fluxes never being `-0`.
 #[inline(always)]
 pub(crate) fn add(track: &mut Track, water: f32, dt: f32, sediment: f64, crossed: bool) {
+    add_passage(track, passage(water, dt, sediment, crossed));
+}
+
+/// What a traveller's passage adds to a cell's track (see [`add`]).
+#[inline(always)]
+pub(crate) fn passage(water: f32, dt: f32, sediment: f64, crossed: bool) -> Track {
     let crossed = f32::from(u8::from(crossed));
-    track[0] += water * crossed;
-    track[1] += water * dt;
     // A load the books' rounding left a hair below 0 (-1.5e-8 in a
     // Hydrology run) carries nothing out: the layer is a sum of loads.
-    track[2] += crate::math::larger(sediment as f32, 0.0) * crossed;
+    [water * crossed, water * dt, crate::math::larger(sediment as f32, 0.0) * crossed]
+}
+
+/// Adds a [`passage`] to `track`.
+#[inline(always)]
+pub(crate) fn add_passage(track: &mut Track, passage: Track) {
+    track[0] += passage[0];
+    track[1] += passage[1];
+    track[2] += passage[2];
 }
 
 /// [`add`]s a traveller's passage through cell `here` to `tracks`, and asks

@@ -13,11 +13,12 @@ use super::simd::{self, FacetKernel, Isa};
 use super::{Eroder, Motion, Trade, Walk};
 use crate::droplet::{Droplet, Fate};
 use crate::grid::GridRef;
-use crate::layers;
+use crate::layers::{self, Track};
 use crate::math;
 use crate::normal::eight_facet::{SLOPE, SQUARES, WEIGHT};
 use crate::normal::{CentralDifference, EightFacet, NormalSampler};
 use crate::progress::{Progress, Ticker};
+use crate::transfer::no_overshoot;
 
 /// How many droplets [`Mode::Lockstep`](crate::Mode::Lockstep)
 /// advances together. The result of a lockstep run depends on this width and on
@@ -266,6 +267,13 @@ pub(super) fn run_fed_with<S, F, P, N>(
     // The output layers' tracks, out of the eroder for the run so their
     // slice stays in registers (put back at the end).
     let mut tracks = eroder.tracks.take();
+    // The trades run across the lanes only without controls and with the
+    // seeds' clamp (`pit_safe` reads eight neighbours a lane), on maps whose
+    // cells `u32` counts.
+    let across =
+        eroder.gate.is_open() && !k.pit_safe && u32::try_from(eroder.cells.len()).is_ok() && !lane_by_lane();
+    let mut seen = Seen::new();
+    let mut ahead = Ahead::new();
     loop {
         if ticker.should_stop(eroder.report.droplets) {
             eroder.report.cancelled = true;
@@ -336,6 +344,9 @@ pub(super) fn run_fed_with<S, F, P, N>(
         // a step on Zen 2).
         let (old_px, old_py, old_vx, old_vy) = (lanes.px, lanes.py, lanes.vx, lanes.vy);
         let (old_water, old_accel, old_age) = (lanes.water, lanes.accel, lanes.age);
+        // Whether every lane is live and steps on the map: then the trades
+        // may run across the lanes (see `trades_across_lanes`).
+        let mut ordinary = across;
         for l in 0..L {
             let (px, py, vx, vy) = (stage.px[l], stage.py[l], stage.vx[l], stage.vy[l]);
             // `Motion::is_finite` without branches: `x * 0` is 0 for finite `x`, NaN else.
@@ -356,10 +367,28 @@ pub(super) fn run_fed_with<S, F, P, N>(
             lanes.water[l] = if stay { old_water[l] } else { old_water[l] * k.evaporation_keep };
             lanes.accel[l] = if stay { old_accel[l] } else { old_accel[l] * k.evaporation_gain };
             lanes.age[l] = if stay { old_age[l] } else { old_age[l].wrapping_add(1) };
+            ordinary &= lanes.live[l] & go & !off_map;
         }
 
-        // Transfers against the live map, in lane order.
+        // Transfers against the live map, in lane order. In an ordinary round
+        // (most) the trades are computed ahead across the lanes, and a lane
+        // whose reads no earlier lane changes only writes its result (see
+        // [`Ahead`]). Once a lane ends in such a round (its height not
+        // finite), its load goes down where no stamp says: the rest go
+        // through the trade.
+        let mut fast = ordinary && ahead.compute(eroder, &lanes, &stage, &round, &mut seen);
+        // In an ordinary round with layers every lane's passage is recorded
+        // after the loop, in lane order, from the loads after the trades
+        // (`loads`; a lane that ends is settled, its load gone, in the loop).
+        let deferred = fast && tracks.is_some();
+        let mut loads = [0.0f64; L];
         for l in 0..L {
+            if fast && ahead.fast[l] {
+                ahead.commit(l, eroder, &mut lanes);
+                loads[l] = lanes.sediment[l];
+                moved[l] = true;
+                continue;
+            }
             if !lanes.live[l] {
                 continue;
             }
@@ -397,7 +426,9 @@ pub(super) fn run_fed_with<S, F, P, N>(
                     let centre = Eroder::<S>::centre(here.0, here.1);
                     (lanes.px[l], lanes.py[l]) = (centre.x, centre.y);
                 }
-                if let Some(tracks) = tracks.as_deref_mut() {
+                if deferred {
+                    loads[l] = lanes.sediment[l];
+                } else if let Some(tracks) = tracks.as_deref_mut() {
                     // Bitwise, not short-circuit: no branch to mispredict. (A lane
                     // that left the map kept its cell; one the mask stopped too.)
                     let from = here.1 * w + here.0;
@@ -409,14 +440,171 @@ pub(super) fn run_fed_with<S, F, P, N>(
                 Some(Fate::Unstable)
             };
             if let Some(fate) = fate {
+                fast = false;
                 lanes.live[l] = false;
                 let (mut droplet, _) = lanes.droplet(l);
                 eroder.settle(&mut droplet, fate);
                 lanes.sediment[l] = droplet.sediment;
             }
         }
+        if let (true, Some(tracks)) = (deferred, tracks.as_deref_mut()) {
+            ahead.record(tracks, &stage.water, k.dt, &loads);
+        }
     }
     eroder.tracks = tracks;
+}
+
+/// Which cells the lanes of a round have changed so far, hashed: a table of
+/// round stamps. A cell whose slot holds this round's stamp may have been
+/// changed (another cell may share the slot); one whose slot holds another
+/// stamp has not.
+struct Seen {
+    stamps: alloc::vec::Vec<u8>,
+    stamp: u8,
+}
+
+/// Slots in [`Seen`]: 8 192 bytes, in the first level cache. A round's 32
+/// changed cells take at most 32 of them, so a lane's two reads meet a slot
+/// another cell took less than once in a hundred lanes; the seeds' model at
+/// 256² (the lockstep benchmark's map) traded 95 % of the lanes of its
+/// ordinary rounds ahead, the rest being lanes that share a cell with an
+/// earlier one.
+const SEEN_SLOTS: usize = 8192;
+
+impl Seen {
+    fn new() -> Self {
+        Seen { stamps: alloc::vec![0; SEEN_SLOTS], stamp: 0 }
+    }
+
+    /// A fresh stamp for a round (the table cleared when the stamps wrap).
+    fn next_round(&mut self) -> u8 {
+        if self.stamp == u8::MAX {
+            self.stamps.fill(0);
+            self.stamp = 0;
+        }
+        self.stamp += 1;
+        self.stamp
+    }
+}
+
+/// A round's trades computed across the lanes before the lane-order loop
+/// (vectors), from the heights as the round found them: right for every lane
+/// that reads no cell an earlier lane of the round changes (its own, `here`,
+/// and the one it moves to, `next`), which the loop then only writes, books
+/// and records ([`commit`](Self::commit)), with the lane-order loop's results
+/// bit for bit. The other lanes (two droplets of a round in one cell or next
+/// to each other: three rounds in four have one) go through the trade.
+///
+/// Only for ordinary rounds: every lane live and stepping on the map (`go`,
+/// not `off_map`), no controls and no `pit_safe` (see `across` in
+/// [`run_fed_with`]). Each lane's operations are [`Eroder::trade`]'s in the
+/// same order.
+#[derive(Clone, Copy)]
+struct Ahead {
+    here: [u32; L],
+    next: [u32; L],
+    next_x: [i32; L],
+    next_y: [i32; L],
+    current: [f32; L],
+    h_new: [f32; L],
+    /// Lanes whose trade here is the lane-order loop's.
+    fast: [bool; L],
+}
+
+impl Ahead {
+    fn new() -> Self {
+        Ahead {
+            here: [0; L],
+            next: [0; L],
+            next_x: [0; L],
+            next_y: [0; L],
+            current: [0.0; L],
+            h_new: [0.0; L],
+            fast: [false; L],
+        }
+    }
+
+    /// Computes the round's trades; false where a new height is not finite
+    /// (a lane would end there: the round goes lane by lane).
+    #[inline(always)]
+    fn compute<S: NormalSampler>(
+        &mut self,
+        eroder: &Eroder<'_, S>,
+        lanes: &Lanes,
+        stage: &Stage,
+        round: &Round,
+        seen: &mut Seen,
+    ) -> bool {
+        // Cells are at most `u32::MAX` here (`across`).
+        let w = eroder.width as u32;
+        for l in 0..L {
+            // On the map, so the conversions need no clamping (sides < 2^31).
+            (self.next_x[l], self.next_y[l]) = (simd::truncate(lanes.px[l]), simd::truncate(lanes.py[l]));
+            self.here[l] = lanes.cy[l] as u32 * w + lanes.cx[l] as u32;
+            self.next[l] = self.next_y[l] as u32 * w + self.next_x[l] as u32;
+        }
+        // Which lanes read a cell an earlier lane changes (or whose slot says
+        // it might).
+        let stamp = seen.next_round();
+        for l in 0..L {
+            let (h, n) = (self.here[l] as usize % SEEN_SLOTS, self.next[l] as usize % SEEN_SLOTS);
+            self.fast[l] = (seen.stamps[h] != stamp) & (seen.stamps[n] != stamp);
+            seen.stamps[h] = stamp;
+        }
+        let cells = &*eroder.cells;
+        let mut h_next = [0.0f32; L];
+        for l in 0..L {
+            h_next[l] = cells[self.next[l] as usize];
+            self.current[l] = cells[self.here[l] as usize];
+        }
+        // `Eroder::trade`'s arithmetic, across the lanes.
+        let mut finite = true;
+        for l in 0..L {
+            let (h_here, current) = (round.centre[l], self.current[l]);
+            let give = stage.rate[l] * (h_here - h_next[l]);
+            let new = stage.take_back[l] - math::larger(give, 0.0);
+            let new = if current == h_here { new } else { current + (new - h_here) };
+            self.h_new[l] = no_overshoot(new, current, h_next[l]);
+            finite &= self.h_new[l].is_finite();
+        }
+        finite
+    }
+
+    /// Lane `l`'s trade, computed ahead: the new height written and booked,
+    /// the lane moved to its next cell (its passage is recorded with the
+    /// round's, by [`record`](Self::record)).
+    #[inline(always)]
+    fn commit<S: NormalSampler>(&self, l: usize, eroder: &mut Eroder<'_, S>, lanes: &mut Lanes) {
+        let (here, next) = (self.here[l] as usize, self.next[l] as usize);
+        eroder.cells[here] = self.h_new[l];
+        lanes.sediment[l] += eroder.report.book(self.current[l], self.h_new[l]);
+        eroder.report.steps += 1;
+        (lanes.cx[l], lanes.cy[l]) = (self.next_x[l], self.next_y[l]);
+        // The next round's normal reads the rows above and below the new cell.
+        let (at, w) = (eroder.cells.as_ptr().wrapping_add(next), eroder.width);
+        simd::prefetch(at.wrapping_sub(w));
+        simd::prefetch(at.wrapping_add(w));
+    }
+
+    /// Records every lane's passage of an ordinary round, in lane order, as
+    /// the lane-order loop does ([`layers::pass`]): from `here` to `next`,
+    /// with its `water` before the step's evaporation and its load after the
+    /// trade (`loads`). The addends across the lanes first (vectors), then
+    /// the additions.
+    #[inline(always)]
+    fn record(&self, tracks: &mut [Track], water: &[f32; L], dt: f32, loads: &[f64; L]) {
+        // A structure of arrays, for the vectors.
+        let mut passages = [[0.0f32; L]; 3];
+        for l in 0..L {
+            let passage = layers::passage(water[l], dt, loads[l], self.next[l] != self.here[l]);
+            (passages[0][l], passages[1][l], passages[2][l]) = (passage[0], passage[1], passage[2]);
+        }
+        for l in 0..L {
+            let passage = [passages[0][l], passages[1][l], passages[2][l]];
+            layers::add_passage(&mut tracks[self.here[l] as usize], passage);
+            simd::prefetch(tracks.as_ptr().wrapping_add(self.next[l] as usize));
+        }
+    }
 }
 
 /// One round's motion and trade terms across the lanes (see [`Motion`] and
@@ -558,9 +746,116 @@ pub(super) fn normals<K: FacetKernel>(eroder: &Eroder<'_, EightFacet>, lanes: &L
     }
 }
 
+/// Whether lockstep runs skip [`Ahead`] and trade lane by lane: never,
+/// outside the test that compares the two.
+#[cfg(not(test))]
+#[inline(always)]
+fn lane_by_lane() -> bool {
+    false
+}
+
+#[cfg(test)]
+fn lane_by_lane() -> bool {
+    tests::lane_by_lane()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether lockstep runs skip [`Ahead`] (to compare; the results are the
+    /// same either way, so other tests running meanwhile are not affected).
+    static LANE_BY_LANE: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+    pub(super) fn lane_by_lane() -> bool {
+        LANE_BY_LANE.load(core::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A round whose new height would not be finite (a load past `f32`'s
+    /// range makes `take_back` infinite) is not computed ahead: the lane by
+    /// lane loop ends that lane as unstable. Every other round is.
+    #[test]
+    fn trades_ahead_refuse_a_height_that_is_not_finite() {
+        let mut map = Heightmap::from_fn(40, 40, |x, y| (x * 3 + y * 5) as f32 * 0.01).unwrap();
+        let params = ErosionParams::default();
+        let eroder = Eroder::new(map.view_mut(), Constants::new(&params), EightFacet);
+        let mut lanes = Lanes::new();
+        let mut stage = Stage::new();
+        let mut round = Round::new();
+        for l in 0..L {
+            let p = Vec2::new(2.5 + l as f32, 3.5 + (l % 5) as f32 * 7.0);
+            lanes.set(l, &Droplet::new(p), &Walk::new(&eroder.k, eroder.cell_of(p)));
+            lanes.live[l] = true;
+            let (x, y) = eroder.cell_of(p);
+            round.centre[l] = eroder.cells[y * 40 + x];
+            (stage.rate[l], stage.take_back[l]) = (0.5, round.centre[l] + 0.01);
+        }
+        let mut seen = Seen::new();
+        let mut ahead = Ahead::new();
+        assert!(ahead.compute(&eroder, &lanes, &stage, &round, &mut seen));
+        assert!(ahead.fast.iter().all(|&fast| fast), "no two lanes share a cell here");
+        stage.take_back[7] = f32::INFINITY;
+        assert!(!ahead.compute(&eroder, &lanes, &stage, &round, &mut seen));
+    }
+
+    /// Trades computed ahead across the lanes give the lane-by-lane loop's
+    /// map, report and layers bit for bit, on every instruction set, on a
+    /// rough terrain where three rounds in four have two lanes on one cell
+    /// or next to each other, on a small map where most do, and with heights
+    /// near `f32::MAX` whose new heights overflow (those rounds go lane by
+    /// lane).
+    #[test]
+    fn trades_ahead_are_the_lane_loops() {
+        use rand_core::SeedableRng;
+        let rough = crate::terrain::fbm_terrain(96, 80, 3).unwrap();
+        let small = crate::terrain::fbm_terrain(12, 9, 5).unwrap();
+        let mut huge = crate::terrain::fbm_terrain(40, 40, 2).unwrap();
+        for (i, h) in huge.cells_mut().iter_mut().enumerate() {
+            if i % 61 == 0 {
+                *h = f32::MAX * 0.999;
+            }
+        }
+        // Relief 1e37 on heights near f32's top, seen through a height scale
+        // that makes it ordinary slopes: the droplets move and erode, and
+        // new heights overflow.
+        let mut top = crate::terrain::fbm_terrain(40, 40, 4).unwrap();
+        for h in top.cells_mut() {
+            *h = f32::MAX * 0.97 + *h * 1e37;
+        }
+        for (terrain, droplets, steps) in
+            [(&rough, 3_000, 100_000), (&small, 400, 5_000), (&huge, 500, 2_000), (&top, 500, 2_000)]
+        {
+            for isa in Isa::available() {
+                let mut results = alloc::vec::Vec::new();
+                for lane_by_lane in [false, true] {
+                    LANE_BY_LANE.store(lane_by_lane, core::sync::atomic::Ordering::Relaxed);
+                    let mut map = terrain.clone();
+                    let mut tracks = alloc::vec![layers::NO_TRACK; map.len()];
+                    let height_scale = if core::ptr::eq(terrain, &top) { 1e-36 } else { 1.0 };
+                    let params = ErosionParams { droplets, height_scale, ..ErosionParams::default() };
+                    let mut eroder = Eroder::new(map.view_mut(), Constants::new(&params), EightFacet);
+                    eroder.tracks = Some(&mut tracks);
+                    let mut rng = rand_xoshiro::Xoshiro256StarStar::seed_from_u64(11);
+                    let mut spawner = Spawner { rng: &mut rng, total: u64::from(droplets), spawned: 0 };
+                    let mut silent = crate::progress::Silent;
+                    simd::run_fed(
+                        isa,
+                        &mut eroder,
+                        &mut spawner,
+                        &mut Ticker::new(&mut silent, u64::from(droplets)),
+                    );
+                    let report = eroder.report;
+                    let bits: alloc::vec::Vec<u32> = map.cells().iter().map(|h| h.to_bits()).collect();
+                    let track_bits: alloc::vec::Vec<[u32; 3]> =
+                        tracks.iter().map(|t| t.map(f32::to_bits)).collect();
+                    results.push((bits, report, track_bits));
+                }
+                LANE_BY_LANE.store(false, core::sync::atomic::Ordering::Relaxed);
+                assert!(results[0].1.steps > steps, "{:?}", results[0].1);
+                assert!(results[0] == results[1], "{isa:?}: ahead and lane by lane differ");
+            }
+        }
+    }
     use crate::grid::Heightmap;
     use crate::params::ErosionParams;
     use crate::physical::Constants;
