@@ -382,10 +382,15 @@ pub(super) fn run_fed_with<S, F, P, N>(
         // (`loads`; a lane that ends is settled, its load gone, in the loop).
         let deferred = fast && tracks.is_some();
         let mut loads = [0.0f64; L];
+        // The steps of the lanes traded ahead, booked after the loop.
+        let mut committed = 0;
         for l in 0..L {
             if fast && ahead.fast[l] {
                 ahead.commit(l, eroder, &mut lanes);
-                loads[l] = lanes.sediment[l];
+                committed += 1;
+                if deferred {
+                    loads[l] = lanes.sediment[l];
+                }
                 moved[l] = true;
                 continue;
             }
@@ -447,6 +452,7 @@ pub(super) fn run_fed_with<S, F, P, N>(
                 lanes.sediment[l] = droplet.sediment;
             }
         }
+        eroder.report.steps += committed;
         if let (true, Some(tracks)) = (deferred, tracks.as_deref_mut()) {
             ahead.record(tracks, &stage.water, k.dt, &loads);
         }
@@ -540,6 +546,9 @@ impl Ahead {
         for l in 0..L {
             // On the map, so the conversions need no clamping (sides < 2^31).
             (self.next_x[l], self.next_y[l]) = (simd::truncate(lanes.px[l]), simd::truncate(lanes.py[l]));
+        }
+        // A loop of its own, which vectors compute.
+        for l in 0..L {
             self.here[l] = lanes.cy[l] as u32 * w + lanes.cx[l] as u32;
             self.next[l] = self.next_y[l] as u32 * w + self.next_x[l] as u32;
         }
@@ -578,7 +587,6 @@ impl Ahead {
         let (here, next) = (self.here[l] as usize, self.next[l] as usize);
         eroder.cells[here] = self.h_new[l];
         lanes.sediment[l] += eroder.report.book(self.current[l], self.h_new[l]);
-        eroder.report.steps += 1;
         (lanes.cx[l], lanes.cy[l]) = (self.next_x[l], self.next_y[l]);
         // The next round's normal reads the rows above and below the new cell.
         let (at, w) = (eroder.cells.as_ptr().wrapping_add(next), eroder.width);
