@@ -505,7 +505,6 @@ impl Seen {
 /// not `off_map`), no controls and no `pit_safe` (see `across` in
 /// [`run_fed_with`]). Each lane's operations are [`Eroder::trade`]'s in the
 /// same order.
-#[derive(Clone, Copy)]
 struct Ahead {
     here: [u32; L],
     next: [u32; L],
