@@ -530,7 +530,8 @@ impl Ahead {
     }
 
     /// Computes the round's trades; false where a new height is not finite
-    /// (a lane would end there: the round goes lane by lane).
+    /// (a lane would end there: the round goes lane by lane), or a cell lies
+    /// off the map (never: every lane steps on it).
     #[inline(always)]
     fn compute<S: NormalSampler>(
         &mut self,
@@ -559,11 +560,12 @@ impl Ahead {
             self.fast[l] = (seen.stamps[h] != stamp) & (seen.stamps[n] != stamp);
             seen.stamps[h] = stamp;
         }
-        let cells = &*eroder.cells;
         let mut h_next = [0.0f32; L];
-        for l in 0..L {
-            h_next[l] = cells[self.next[l] as usize];
-            self.current[l] = cells[self.here[l] as usize];
+        // The cells are on the map (the lanes step on it); if not, lane by lane.
+        if !(simd::read_cells(eroder.cells, &self.next, &mut h_next)
+            && simd::read_cells(eroder.cells, &self.here, &mut self.current))
+        {
+            return false;
         }
         // `Eroder::trade`'s arithmetic, across the lanes.
         let mut finite = true;
