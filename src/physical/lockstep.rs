@@ -274,6 +274,9 @@ pub(super) fn run_fed_with<S, F, P, N>(
         eroder.gate.is_open() && !k.pit_safe && u32::try_from(eroder.cells.len()).is_ok() && !lane_by_lane();
     let mut seen = Seen::new();
     let mut ahead = Ahead::new();
+    // Each lane's load after its trade, in rounds that record later (written
+    // before it is read, each such round).
+    let mut loads = [0.0f64; L];
     loop {
         if ticker.should_stop(eroder.report.droplets) {
             eroder.report.cancelled = true;
@@ -381,7 +384,6 @@ pub(super) fn run_fed_with<S, F, P, N>(
         // after the loop, in lane order, from the loads after the trades
         // (`loads`; a lane that ends is settled, its load gone, in the loop).
         let deferred = fast && tracks.is_some();
-        let mut loads = [0.0f64; L];
         // The steps of the lanes traded ahead, booked after the loop.
         let mut committed = 0;
         for l in 0..L {
