@@ -129,17 +129,17 @@ fn drain_and_no_drain_need_the_landscape_preset() {
     let out_dir = OutDir::new("drain");
     let dir = out_dir.path();
     let run = |extra: &[&str]| {
-        let out = tool(&[&["--size", "80", "--seed", "3", "--out-dir", dir][..], extra].concat());
+        let out = tool(&[&["--size", "96", "--seed", "1", "--out-dir", dir][..], extra].concat());
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let said = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(said.contains("conserved"), "{said}");
         (said, std::fs::read(format!("{dir}/after.r32")).unwrap())
     };
     let (said, rounds) = run(&[]);
-    assert!(said.contains("with 12800 droplets"), "{said}");
+    assert!(said.contains("with 18432 droplets"), "{said}");
     assert_eq!(run(&["--drain"]).1, rounds);
     let (said, alone) = run(&["--no-drain"]);
-    assert!(said.contains("with 9600 droplets"), "{said}");
+    assert!(said.contains("with 13824 droplets"), "{said}");
     assert_ne!(alone, rounds);
     let world = ["--preset", "landscape-world"];
     assert_ne!(run(&world).1, run(&[&world[..], &["--no-drain"]].concat()).1);

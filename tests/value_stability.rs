@@ -82,8 +82,10 @@ fn physical_landscape_runs_are_stable() {
     let params = ErosionParams { droplets: 6_000, ..ErosionParams::landscape() };
     let mut map = fbm_terrain(64, 64, 7).unwrap();
     let report = erode_seeded(&mut map, &params, 11).unwrap();
-    assert_eq!(report.steps, 375_696);
-    assert_eq!(format!("{:016x}", common::map_hash(&map)), "66af3ca4c5061c37");
+    assert_eq!(
+        (report.steps, format!("{:016x}", common::map_hash(&map)).as_str()),
+        (373_502, "be8761e4f54096b8")
+    );
     for (mode, steps, hash) in
         [(Mode::Sequential, 410_545, "4e0ffeaebd75547a"), (Mode::Lockstep, 414_401, "6c18b464e49709df")]
     {
@@ -114,10 +116,10 @@ fn physical_landscape_for_runs_are_stable() {
     let strided = params.channels.map(|c| hydraulic_erosion::Channels { stride: 0.2, ..c });
     let strided = ErosionParams { channels: strided, ..params };
     let pins = [
-        (params, Mode::Fast, (6144, 302_189, "b837389bde5e2ed2")),
+        (params, Mode::Fast, (6144, 304_631, "502836d7bfa21db4")),
         (params, Mode::Sequential, (6144, 293_759, "f5cbba711241c056")),
         (params, Mode::Lockstep, (6144, 290_210, "9ee27d9ac8afad6a")),
-        (strided, Mode::Fast, (6144, 284_855, "082ede73a1496f42")),
+        (strided, Mode::Fast, (6144, 284_768, "90748cc700dc3be2")),
         (strided, Mode::Sequential, (6144, 298_238, "cfcc79895ecf32dd")),
         (strided, Mode::Lockstep, (6144, 294_833, "7bceb5fd550f2442")),
     ];

@@ -303,6 +303,48 @@ impl Refresh {
     }
 }
 
+/// A droplet's course for one step (see [`Eroder::heading`]): its velocity,
+/// speed, and one-cell step.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Heading {
+    vx: f32,
+    vy: f32,
+    speed: f32,
+    step_x: f32,
+    step_y: f32,
+}
+
+/// The [`Heading`]s of `N` lanes (see [`Eroder::headings`]), lane by lane
+/// in each field, for the vectors.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Headings<const N: usize> {
+    vx: [f32; N],
+    vy: [f32; N],
+    speed: [f32; N],
+    step_x: [f32; N],
+    step_y: [f32; N],
+}
+
+impl<const N: usize> Default for Headings<N> {
+    fn default() -> Self {
+        Headings { vx: [0.0; N], vy: [0.0; N], speed: [0.0; N], step_x: [0.0; N], step_y: [0.0; N] }
+    }
+}
+
+impl<const N: usize> Headings<N> {
+    /// Lane `l`'s heading.
+    #[inline(always)]
+    pub(super) fn get(&self, l: usize) -> Heading {
+        Heading {
+            vx: self.vx[l],
+            vy: self.vy[l],
+            speed: self.speed[l],
+            step_x: self.step_x[l],
+            step_y: self.step_y[l],
+        }
+    }
+}
+
 /// A droplet's step count and cell.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Walk {
@@ -346,80 +388,142 @@ impl<S: NormalSampler> Eroder<'_, S> {
         walk: &mut Walk,
         allowed: impl Fn(f32, f32) -> bool,
     ) -> Result<Option<Fate>, Refused> {
-        // Without controls the loop runs the ungated copy: one well-predicted
-        // test a step instead of one for each cell the step changes.
+        if let Some(fate) = self.ends_before_step(flow, d, walk) {
+            return Ok(Some(fate));
+        }
+        let heading = self.heading(flow, sampler, d, walk.cell);
+        self.headed_step_if(flow, d, walk, heading, allowed)
+    }
+
+    /// [`headed_step`](Self::headed_step) through the gate when there are
+    /// controls: without them the loop runs the ungated copy, one
+    /// well-predicted test a step instead of one for each cell the step
+    /// changes.
+    #[inline(always)]
+    pub(super) fn headed_step_if(
+        &mut self,
+        flow: &mut FlowMaps,
+        d: &mut Droplet,
+        walk: &mut Walk,
+        heading: Heading,
+        allowed: impl Fn(f32, f32) -> bool,
+    ) -> Result<Option<Fate>, Refused> {
         if self.gate.is_open() {
-            self.landscape_step_through::<false>(flow, sampler, d, walk, allowed)
+            self.headed_step::<false>(flow, d, walk, heading, allowed)
         } else {
-            self.landscape_step_through::<true>(flow, sampler, d, walk, allowed)
+            self.headed_step::<true>(flow, d, walk, heading, allowed)
         }
     }
 
-    /// [`landscape_step_if`](Self::landscape_step_if), through the gate when
-    /// `GATED`.
+    /// How a droplet ends before it steps, if it does: in the sea, out of
+    /// water or out of steps.
     #[inline(always)]
-    fn landscape_step_through<const GATED: bool>(
-        &mut self,
-        flow: &mut FlowMaps,
-        sampler: &S,
-        d: &mut Droplet,
-        walk: &mut Walk,
-        allowed: impl Fn(f32, f32) -> bool,
-    ) -> Result<Option<Fate>, Refused> {
-        let k = self.k;
+    pub(super) fn ends_before_step(&self, flow: &FlowMaps, d: &Droplet, walk: &Walk) -> Option<Fate> {
         let (x, y) = walk.cell;
-        let w = self.width;
-        let here = y * w + x;
         // The step writes no height before the trade: this is the height
         // there when the step began.
-        let h_here = self.cells[here];
-        if h_here <= flow.sea {
+        if self.cells[y * self.width + x] <= flow.sea {
             // In the sea: the load goes with the water, as off the map.
-            return Ok(Some(Fate::LeftMap));
+            return Some(Fate::LeftMap);
         }
-        if let Some(fate) = self.spent_water(d.water, walk.age) {
-            return Ok(Some(fate));
-        }
+        self.spent_water(d.water, walk.age)
+    }
+
+    /// The velocity a droplet at `cell` takes on its step, its speed and the
+    /// one-cell step along it: the push of the surface's normal, then the
+    /// momentum map's steering. It changes nothing (see [`headings`](Self::headings)).
+    #[inline(always)]
+    pub(super) fn heading(&self, flow: &FlowMaps, sampler: &S, d: &Droplet, cell: (usize, usize)) -> Heading {
+        self.headings(flow, sampler, [Some((d, cell))]).get(0)
+    }
+
+    /// The [`heading`](Self::heading)s of up to `N` droplets (a lane is
+    /// `None` where it has none), each lane's operations those of one
+    /// droplet alone: the normals one lane after another, the rest across
+    /// the lanes (vectors), the steering computed in every lane and kept
+    /// where it turns. It changes nothing, so a round of droplets takes its
+    /// headings before any of them moves, and their chains of square roots
+    /// and divisions overlap.
+    #[inline(always)]
+    pub(super) fn headings<const N: usize>(
+        &self,
+        flow: &FlowMaps,
+        sampler: &S,
+        droplets: [Option<(&Droplet, (usize, usize))>; N],
+    ) -> Headings<N> {
+        let (k, c, w) = (self.k, flow.c, self.width);
         let grid = GridRef::new_unchecked(w, self.height, &*self.cells);
-        let n = sampler.normal_in_cell(&grid, d.position, x, y, k.height_scale);
-        let FlowCell { channel, discharge, gain, flow: [flow_x, flow_y], .. } = flow.cells[here];
-        let accel = k.dt / (k.density * d.water);
-        let mut vx = d.velocity.x + n.x * accel;
-        let mut vy = d.velocity.y + n.z * accel;
-        let c = flow.c;
-        let own = vx * vx + vy * vy;
-        let speed = math::sqrt(own);
-        // The step, one cell along the velocity: `v / speed`, as a product:
-        // a division taken off the chain of dependent operations from one
-        // step's position to the next (with the steering's below, 6 % of a
-        // step; docs/performance.md).
-        let inv_speed = 1.0 / speed;
-        let (mut step_x, mut step_y) = (vx * inv_speed, vy * inv_speed);
-        if c.momentum > 0.0 {
-            let a = flow.cell_width;
-            let (flow_x, flow_y, discharge) = (flow_x * a, flow_y * a, discharge * a);
-            let mean = flow_x * flow_x + flow_y * flow_y;
-            if mean > 0.0 && own > 0.0 {
-                // Turn towards the mean flow `f`, keeping the speed: steering
-                // that adds speed feeds on itself (droplets follow the flow, the
-                // flow speeds up). The turn adds `momentum * cos / (water +
-                // discharge) * f`, `cos` the angle between `v` and `f`:
-                // `reach * (f . v) / |v| * f`, with `reach` from the cell and the
-                // water alone, so the velocity's own chain is short; the turned
-                // direction is taken from `speed` times the turned velocity,
-                // `speed * v + reach * (f . v) * f`, which needs no `1 / speed`.
-                let reach = c.momentum / (math::sqrt(mean) * (d.water + discharge));
-                let steer = reach * (flow_x * vx + flow_y * vy);
-                let (sx, sy) = (vx * speed + steer * flow_x, vy * speed + steer * flow_y);
-                let turned = math::sqrt(sx * sx + sy * sy);
-                // (Not where `speed * v` overflows: no turn then.)
-                if turned > 0.0 && turned < f32::INFINITY {
-                    let inv_turned = 1.0 / turned;
-                    (step_x, step_y) = (sx * inv_turned, sy * inv_turned);
-                    (vx, vy) = (step_x * speed, step_y * speed);
-                }
+        // Lanes without a droplet compute from these (their results unused).
+        let (mut nx, mut nz, mut vx0, mut vy0) = ([0.0f32; N], [0.0f32; N], [0.0f32; N], [0.0f32; N]);
+        let (mut water, mut discharge, mut flow_x, mut flow_y) =
+            ([1.0f32; N], [0.0f32; N], [0.0f32; N], [0.0f32; N]);
+        for (l, droplet) in droplets.iter().enumerate() {
+            if let Some((d, (x, y))) = *droplet {
+                let n = sampler.normal_in_cell(&grid, d.position, x, y, k.height_scale);
+                let cell = &flow.cells[y * w + x];
+                (nx[l], nz[l], vx0[l], vy0[l]) = (n.x, n.z, d.velocity.x, d.velocity.y);
+                (water[l], discharge[l], flow_x[l], flow_y[l]) =
+                    (d.water, cell.discharge, cell.flow[0], cell.flow[1]);
             }
         }
+        let mut out = Headings::default();
+        let a = flow.cell_width;
+        for l in 0..N {
+            let accel = k.dt / (k.density * water[l]);
+            let vx = vx0[l] + nx[l] * accel;
+            let vy = vy0[l] + nz[l] * accel;
+            let own = vx * vx + vy * vy;
+            let speed = math::sqrt(own);
+            // The step, one cell along the velocity: `v / speed`, as a
+            // product: a division taken off the chain of dependent operations
+            // from one step's position to the next (with the steering's
+            // below, 6 % of a step; docs/performance.md).
+            let inv_speed = 1.0 / speed;
+            // Turn towards the mean flow `f`, keeping the speed: steering
+            // that adds speed feeds on itself (droplets follow the flow, the
+            // flow speeds up). The turn adds `momentum * cos / (water +
+            // discharge) * f`, `cos` the angle between `v` and `f`: `reach *
+            // (f . v) / |v| * f`, with `reach` from the cell and the water
+            // alone, so the velocity's own chain is short; the turned
+            // direction is taken from `speed` times the turned velocity,
+            // `speed * v + reach * (f . v) * f`, which needs no `1 / speed`.
+            let (fx, fy, discharge) = (flow_x[l] * a, flow_y[l] * a, discharge[l] * a);
+            let mean = fx * fx + fy * fy;
+            let reach = c.momentum / (math::sqrt(mean) * (water[l] + discharge));
+            let steer = reach * (fx * vx + fy * vy);
+            let (sx, sy) = (vx * speed + steer * fx, vy * speed + steer * fy);
+            let turned = math::sqrt(sx * sx + sy * sy);
+            let inv_turned = 1.0 / turned;
+            let (tx, ty) = (sx * inv_turned, sy * inv_turned);
+            // A turn where there is a mean flow and a velocity, and not where
+            // `speed * v` overflows.
+            let turns =
+                (c.momentum > 0.0) & (mean > 0.0) & (own > 0.0) & (turned > 0.0) & (turned < f32::INFINITY);
+            out.step_x[l] = if turns { tx } else { vx * inv_speed };
+            out.step_y[l] = if turns { ty } else { vy * inv_speed };
+            out.vx[l] = if turns { tx * speed } else { vx };
+            out.vy[l] = if turns { ty * speed } else { vy };
+            out.speed[l] = speed;
+        }
+        out
+    }
+
+    /// [`landscape_step_if`](Self::landscape_step_if) from the
+    /// droplet's [`heading`](Self::heading) on: the move, the exchanges with
+    /// the terrain, and the droplet's end.
+    #[inline(always)]
+    pub(super) fn headed_step<const GATED: bool>(
+        &mut self,
+        flow: &mut FlowMaps,
+        d: &mut Droplet,
+        walk: &mut Walk,
+        Heading { vx, vy, speed, step_x, step_y }: Heading,
+        allowed: impl Fn(f32, f32) -> bool,
+    ) -> Result<Option<Fate>, Refused> {
+        let (k, c, w) = (self.k, flow.c, self.width);
+        let (x, y) = walk.cell;
+        let here = y * w + x;
+        let FlowCell { channel, gain, .. } = flow.cells[here];
         // Whether all three are finite, in one test: `x * 0` is 0 for finite
         // `x`, NaN else.
         if speed * 0.0 + (vx * 0.0 + vy * 0.0) != 0.0 {
@@ -1058,6 +1162,101 @@ mod tests {
         let (aged, _, _, position, _) = step(0.5, 0, Vec2::new(0.05, 0.05));
         assert_eq!(aged, 1);
         assert!((position - Vec2::new(5.5, 12.5)).length() < 1.0 + 1e-5, "{position}");
+    }
+
+    /// The headings of a round of lanes, steering computed in every lane and
+    /// kept where it turns, are each droplet's own: the bits of the step's
+    /// branching arithmetic for one droplet alone (written out here), with
+    /// empty lanes beside them, on border cells, at rest, with no mean flow,
+    /// without momentum, and where the velocity overflows.
+    #[test]
+    fn headings_across_lanes_are_each_droplets_own() {
+        use super::super::{Constants, Eroder};
+        use super::Heading;
+        use crate::normal::{EightFacet, NormalSampler};
+        use crate::{Droplet, ErosionParams, fbm_terrain};
+        use glam::Vec2;
+
+        // The step's arithmetic as it was written for one droplet, branches
+        // and all.
+        fn one(
+            eroder: &Eroder<'_, EightFacet>,
+            flow: &FlowMaps,
+            d: &Droplet,
+            (x, y): (usize, usize),
+        ) -> Heading {
+            let (k, c) = (eroder.k, flow.c);
+            let grid = crate::grid::GridRef::new_unchecked(eroder.width, eroder.height, &*eroder.cells);
+            let n = EightFacet.normal_in_cell(&grid, d.position, x, y, k.height_scale);
+            let cell = flow.cells[y * eroder.width + x];
+            let accel = k.dt / (k.density * d.water);
+            let (mut vx, mut vy) = (d.velocity.x + n.x * accel, d.velocity.y + n.z * accel);
+            let own = vx * vx + vy * vy;
+            let speed = math::sqrt(own);
+            let inv_speed = 1.0 / speed;
+            let (mut step_x, mut step_y) = (vx * inv_speed, vy * inv_speed);
+            if c.momentum > 0.0 {
+                let a = flow.cell_width;
+                let (fx, fy, discharge) = (cell.flow[0] * a, cell.flow[1] * a, cell.discharge * a);
+                let mean = fx * fx + fy * fy;
+                if mean > 0.0 && own > 0.0 {
+                    let reach = c.momentum / (math::sqrt(mean) * (d.water + discharge));
+                    let steer = reach * (fx * vx + fy * vy);
+                    let (sx, sy) = (vx * speed + steer * fx, vy * speed + steer * fy);
+                    let turned = math::sqrt(sx * sx + sy * sy);
+                    if turned > 0.0 && turned < f32::INFINITY {
+                        (step_x, step_y) = (sx * (1.0 / turned), sy * (1.0 / turned));
+                        (vx, vy) = (step_x * speed, step_y * speed);
+                    }
+                }
+            }
+            Heading { vx, vy, speed, step_x, step_y }
+        }
+        let bits = |h: Heading| [h.vx, h.vy, h.speed, h.step_x, h.step_y].map(f32::to_bits);
+
+        let (w, h) = (32, 24);
+        let mut map = fbm_terrain(w, h, 3).unwrap();
+        let params = ErosionParams::landscape();
+        let k = Constants::new(&params);
+        for momentum in [params.channels.unwrap().momentum, 0.0] {
+            let channels = crate::Channels { momentum, ..params.channels.unwrap() };
+            let mut flow = FlowMaps::new(channels, w * h).unwrap();
+            for (i, cell) in flow.cells.iter_mut().enumerate() {
+                // Every fifth cell without a mean flow.
+                let f = if i % 5 == 0 { 0.0 } else { (i % 7) as f32 * 0.3 - 0.9 };
+                (cell.discharge, cell.flow) = ((i % 11) as f32 * 0.5, [f, 0.4 - f * 0.5]);
+            }
+            let eroder = Eroder::new(map.view_mut(), k, EightFacet);
+            let droplets = [
+                (Vec2::new(5.5, 7.5), Vec2::new(0.3, -0.2), 1.0),
+                (Vec2::new(0.5, 3.5), Vec2::new(-0.1, 0.4), 0.7),
+                (Vec2::new(31.5, 23.5), Vec2::ZERO, 0.5),
+                (Vec2::new(12.5, 12.5), Vec2::ZERO, 1.0),
+                (Vec2::new(20.5, 1.5), Vec2::new(1e30, -1e30), 1e-30),
+                (Vec2::new(15.5, 10.5), Vec2::new(2.0, 1.0), 0.01),
+            ];
+            let droplets: Vec<(Droplet, (usize, usize))> = droplets
+                .iter()
+                .map(|&(position, velocity, water)| {
+                    (Droplet { position, velocity, water, sediment: 0.0 }, eroder.cell_of(position))
+                })
+                .collect();
+            // Eight lanes, two of them empty, in two orders.
+            for order in [[0, 1, 6, 2, 3, 7, 4, 5], [5, 4, 3, 7, 2, 1, 0, 6]] {
+                let lanes = order.map(|i| droplets.get(i).map(|(d, cell)| (d, *cell)));
+                let headings = eroder.headings(&flow, &EightFacet, lanes);
+                for (l, lane) in lanes.iter().enumerate() {
+                    if let Some((d, cell)) = lane {
+                        assert_eq!(
+                            bits(headings.get(l)),
+                            bits(one(&eroder, &flow, d, *cell)),
+                            "{momentum} {d:?}"
+                        );
+                        assert_eq!(bits(eroder.heading(&flow, &EightFacet, d, *cell)), bits(headings.get(l)));
+                    }
+                }
+            }
+        }
     }
 
     /// A refresh in vectors, eight cells at a time, on every instruction set

@@ -1,6 +1,6 @@
 //! The landscape kernel in coloured tiles (see [`crate::tiles`]): each turn
 //! copies its zone of the terrain and of the flow maps' cells, runs its
-//! droplets one after another until a step would read beyond the zone, and
+//! droplets eight at a time until a step would read beyond the zone, and
 //! writes both back. The discharge map refreshes between sweeps, for the
 //! droplets the sweep ended. Which droplets a tile runs, and in what order,
 //! depends only on the tile size, the sweep size and the seed, never on the
@@ -27,6 +27,14 @@ use crate::progress::{Progress, Ticker};
 use crate::random::stream_seed;
 use crate::report::ErosionReport;
 use crate::tiles::{self, Layout, Traveller, Turn, Turns, WithTracks, Zone, Zoned};
+
+/// Droplets a tile's turn walks together (see [`turn`]): their headings
+/// (the normal and the steering, the step's chain of square roots and
+/// divisions) are taken together at the start of each round, so the chains
+/// overlap, and the lanes' vectors compute the steering. On a Zen 3 (512²
+/// fBm 1, one thread) 8 lanes took 0.76 of the time of one droplet at a
+/// time; 4 lanes less, 16 no more.
+const TURN_LANES: usize = 8;
 
 /// What every turn of a run shares.
 #[derive(Clone, Copy, Debug)]
@@ -237,9 +245,13 @@ fn finish<St: AsRef<[f32]> + AsMut<[f32]>>(
 /// A zone's copy of the terrain, of the flow maps' cells and of the tracks.
 type ZoneCopy = ((Vec<f32>, Vec<FlowCell>), Vec<Track>);
 
-/// One tile's turn: runs `queue` in order on `copy`, its zone of the terrain
-/// and of the flow maps' cells, and returns what became of the droplets and
-/// the rounding remainder the zone could not place.
+/// One tile's turn: runs `queue` on `copy`, its zone of the terrain and of
+/// the flow maps' cells, [`TURN_LANES`] droplets at a time, and returns what
+/// became of the droplets and the rounding remainder the zone could not
+/// place. Each round takes every lane's heading from the heights as the
+/// round found them, then steps the lanes in lane order (an earlier lane's
+/// exchanges are not in a later lane's normal until the next round); a lane
+/// whose droplet ends or leaves the zone takes the next in the queue.
 fn turn(
     rules: &Rules,
     ((heights, cells), tracks): &mut ZoneCopy,
@@ -259,20 +271,52 @@ fn turn(
         Isa::detect(),
         #[inline(always)]
         || {
-            for w in queue {
-                let mut d = Droplet { position: w.droplet.position - origin, ..w.droplet };
-                let mut walk = Walk { age: w.age, cell: eroder.cell_of(d.position) };
-                let mut moved = false;
-                loop {
-                    match eroder.landscape_step_if(&mut flow, &EightFacet, &mut d, &mut walk, |px, py| {
-                        zone.holds(px, py)
-                    }) {
-                        Ok(None) => moved = true,
-                        Ok(Some(fate)) => break eroder.settle_poured(&mut d, fate),
+            // The lanes: a droplet, its walk, and whether it moved this turn.
+            let mut lanes: [Option<(Droplet, Walk, bool)>; TURN_LANES] = [None; TURN_LANES];
+            let mut waiting = queue.iter();
+            loop {
+                let mut live = false;
+                for lane in &mut lanes {
+                    if lane.is_none() {
+                        *lane = waiting.next().map(|w| {
+                            let d = Droplet { position: w.droplet.position - origin, ..w.droplet };
+                            (d, Walk { age: w.age, cell: eroder.cell_of(d.position) }, false)
+                        });
+                    }
+                    live |= lane.is_some();
+                }
+                if !live {
+                    break;
+                }
+                let headings = eroder.headings::<TURN_LANES>(
+                    &flow,
+                    &EightFacet,
+                    core::array::from_fn(|l| lanes[l].as_ref().map(|(d, walk, _)| (d, walk.cell))),
+                );
+                for (l, lane) in lanes.iter_mut().enumerate() {
+                    let Some((d, walk, moved)) = lane else { continue };
+                    let heading = headings.get(l);
+                    let outcome = match eroder.ends_before_step(&flow, d, walk) {
+                        Some(fate) => Ok(Some(fate)),
+                        None => {
+                            eroder.headed_step_if(&mut flow, d, walk, heading, |px, py| zone.holds(px, py))
+                        }
+                    };
+                    match outcome {
+                        Ok(None) => *moved = true,
+                        Ok(Some(fate)) => {
+                            eroder.settle_poured(d, fate);
+                            *lane = None;
+                        }
                         Err(Refused) => {
                             let position = zone.to_map(d.position, rules.gate.masks());
-                            let w = Waiting { droplet: Droplet { position, ..d }, age: walk.age };
-                            break if moved { passed.push(w) } else { stuck.push(w) };
+                            let w = Waiting { droplet: Droplet { position, ..*d }, age: walk.age };
+                            if *moved {
+                                passed.push(w);
+                            } else {
+                                stuck.push(w);
+                            }
+                            *lane = None;
                         }
                     }
                 }
