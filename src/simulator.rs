@@ -50,9 +50,10 @@ pub enum Mode {
     /// other sampler runs as well, each lane keeping its own copy (its
     /// per-droplet state) and asking it for the lane's normal. The landscape
     /// kernel (params with [`Channels`](crate::Channels)) interleaves 4 droplets
-    /// a step at a time instead, which is slower than
-    /// [`Sequential`](Mode::Sequential) there (12-19 % more time a droplet at
-    /// 256² and 512² on a Zen 3).
+    /// a step at a time instead, their normals and steering taken together
+    /// each round: 0.9-0.95 of [`Sequential`](Mode::Sequential)'s time at
+    /// 512² on a Zen 3 (it was 12-19 % slower before; the tiles of
+    /// [`Fast`](Mode::Fast) take 0.6).
     Lockstep,
 }
 

@@ -18,9 +18,10 @@ use crate::math;
 use crate::normal::NormalSampler;
 use crate::progress::{Progress, Ticker};
 
-/// Droplets the interleaved (lockstep) order advances together: few, since each
-/// droplet's neighbourhood of the maps must stay in cache (32 lanes ran 40 %
-/// slower than 4).
+/// Droplets the interleaved (lockstep) order advances together, their
+/// headings taken together each round: few, since each droplet's
+/// neighbourhood of the maps must stay in cache (32 lanes ran 40 % slower
+/// than 4; 8 were within the noise of 4).
 const LANES: usize = 4;
 
 /// `erf(x)` for `x >= 0` to within 5e-4 (Abramowitz and Stegun 7.1.27), from
@@ -388,17 +389,16 @@ impl<S: NormalSampler> Eroder<'_, S> {
         walk: &mut Walk,
         allowed: impl Fn(f32, f32) -> bool,
     ) -> Result<Option<Fate>, Refused> {
-        if let Some(fate) = self.ends_before_step(flow, d, walk) {
-            return Ok(Some(fate));
-        }
         let heading = self.heading(flow, sampler, d, walk.cell);
         self.headed_step_if(flow, d, walk, heading, allowed)
     }
 
-    /// [`headed_step`](Self::headed_step) through the gate when there are
-    /// controls: without them the loop runs the ungated copy, one
+    /// The step of a droplet whose [`heading`](Self::heading) is taken:
+    /// unless it ends first (in the sea, out of water or out of steps), its
+    /// [`headed_step`](Self::headed_step), through the gate when there are
+    /// controls (without them the loop runs the ungated copy, one
     /// well-predicted test a step instead of one for each cell the step
-    /// changes.
+    /// changes).
     #[inline(always)]
     pub(super) fn headed_step_if(
         &mut self,
@@ -408,6 +408,9 @@ impl<S: NormalSampler> Eroder<'_, S> {
         heading: Heading,
         allowed: impl Fn(f32, f32) -> bool,
     ) -> Result<Option<Fate>, Refused> {
+        if let Some(fate) = self.ends_before_step(flow, d, walk) {
+            return Ok(Some(fate));
+        }
         if self.gate.is_open() {
             self.headed_step::<false>(flow, d, walk, heading, allowed)
         } else {
@@ -418,7 +421,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
     /// How a droplet ends before it steps, if it does: in the sea, out of
     /// water or out of steps.
     #[inline(always)]
-    pub(super) fn ends_before_step(&self, flow: &FlowMaps, d: &Droplet, walk: &Walk) -> Option<Fate> {
+    fn ends_before_step(&self, flow: &FlowMaps, d: &Droplet, walk: &Walk) -> Option<Fate> {
         let (x, y) = walk.cell;
         // The step writes no height before the trade: this is the height
         // there when the step began.
@@ -897,8 +900,9 @@ pub(super) fn run_sequential<S: NormalSampler + Clone>(
 }
 
 /// Runs `total` droplets interleaved: [`LANES`] droplets take one step each in
-/// lane order per round; a lane whose droplet ends settles it and takes the next
-/// (drawing its start as it enters). The maps refresh between droplets, as in
+/// lane order per round, from headings taken together at the round's start
+/// (from the heights as the round found them); a lane whose droplet ends
+/// settles it and takes the next (drawing its start as it enters). The maps refresh between droplets, as in
 /// the sequential order. The loop is compiled for `isa`'s vectors.
 #[inline(always)]
 pub(super) fn run_interleaved<S: NormalSampler + Clone>(
@@ -930,9 +934,20 @@ pub(super) fn run_interleaved<S: NormalSampler + Clone>(
                         spawned = if lane.is_some() { spawned + 1 } else { total };
                     }
                 }
+                live += usize::from(lane.is_some());
+            }
+            // The round's headings first, each lane with its own sampler:
+            // their chains overlap (see `landscape_tiled`'s turns).
+            let headings: [Heading; LANES] = core::array::from_fn(|l| match &lanes[l] {
+                Some((droplet, walk)) => eroder.heading(flow, &samplers[l], droplet, walk.cell),
+                None => Heading::default(),
+            });
+            for (lane, heading) in lanes.iter_mut().zip(headings) {
                 let Some((droplet, walk)) = lane else { continue };
-                live += 1;
-                if let Some(fate) = eroder.landscape_step(flow, sampler, droplet, walk) {
+                let fate = eroder
+                    .headed_step_if(flow, droplet, walk, heading, |_, _| true)
+                    .unwrap_or_else(|Refused| unreachable!("every move is allowed"));
+                if let Some(fate) = fate {
                     eroder.settle_poured(droplet, fate);
                     flow.droplet_done();
                     *lane = None;

@@ -296,13 +296,7 @@ fn turn(
                 for (l, lane) in lanes.iter_mut().enumerate() {
                     let Some((d, walk, moved)) = lane else { continue };
                     let heading = headings.get(l);
-                    let outcome = match eroder.ends_before_step(&flow, d, walk) {
-                        Some(fate) => Ok(Some(fate)),
-                        None => {
-                            eroder.headed_step_if(&mut flow, d, walk, heading, |px, py| zone.holds(px, py))
-                        }
-                    };
-                    match outcome {
+                    match eroder.headed_step_if(&mut flow, d, walk, heading, |px, py| zone.holds(px, py)) {
                         Ok(None) => *moved = true,
                         Ok(Some(fate)) => {
                             eroder.settle_poured(d, fate);
