@@ -423,8 +423,8 @@ impl<S: NormalSampler> Eroder<'_, S> {
     #[inline(always)]
     fn ends_before_step(&self, flow: &FlowMaps, d: &Droplet, walk: &Walk) -> Option<Fate> {
         let (x, y) = walk.cell;
-        // The step writes no height before the trade: this is the height
-        // there when the step began.
+        // The droplet's cell as the step begins (an earlier lane of the
+        // round may have changed it since the round's headings).
         if self.cells[y * self.width + x] <= flow.sea {
             // In the sea: the load goes with the water, as off the map.
             return Some(Fate::LeftMap);
