@@ -15,7 +15,7 @@ use crate::droplet::{Droplet, Fate};
 use crate::error::GridError;
 use crate::grid::{GridRef, try_filled};
 use crate::math;
-use crate::normal::NormalSampler;
+use crate::normal::{LaneKernel, NormalSampler};
 use crate::progress::{Progress, Ticker};
 
 /// Droplets the interleaved (lockstep) order advances together, their
@@ -437,7 +437,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
     /// momentum map's steering. It changes nothing (see [`headings`](Self::headings)).
     #[inline(always)]
     pub(super) fn heading(&self, flow: &FlowMaps, sampler: &S, d: &Droplet, cell: (usize, usize)) -> Heading {
-        self.headings(flow, sampler, [Some((d, cell))]).get(0)
+        self.headings(Isa::Baseline, flow, sampler, [Some((d, cell))]).get(0)
     }
 
     /// The [`heading`](Self::heading)s of up to `N` droplets (a lane is
@@ -450,6 +450,7 @@ impl<S: NormalSampler> Eroder<'_, S> {
     #[inline(always)]
     pub(super) fn headings<const N: usize>(
         &self,
+        isa: Isa,
         flow: &FlowMaps,
         sampler: &S,
         droplets: [Option<(&Droplet, (usize, usize))>; N],
@@ -460,11 +461,34 @@ impl<S: NormalSampler> Eroder<'_, S> {
         let (mut nx, mut nz, mut vx0, mut vy0) = ([0.0f32; N], [0.0f32; N], [0.0f32; N], [0.0f32; N]);
         let (mut water, mut discharge, mut flow_x, mut flow_y) =
             ([1.0f32; N], [0.0f32; N], [0.0f32; N], [0.0f32; N]);
+        // Eight lanes' 8-facet normals across the lanes in AVX2 vectors
+        // where the CPU has them (the same bits as one at a time; lanes
+        // without a droplet read an inner cell), else one lane after another.
+        let across = N == 8 && isa != Isa::Baseline && sampler.lane_kernel() == Some(LaneKernel::EIGHT_FACET);
+        let normal = |(d, (x, y)): (&Droplet, (usize, usize))| {
+            let n = sampler.normal_in_cell(&grid, d.position, x, y, k.height_scale);
+            (n.x, n.z)
+        };
+        if across {
+            let cells = core::array::from_fn(|l| droplets[l].map_or((1, 1), |(_, cell)| cell));
+            if let Some((x, z)) = simd::eight_facet_lanes(isa, &grid, cells, k.height_scale) {
+                nx[..8].copy_from_slice(&x);
+                nz[..8].copy_from_slice(&z);
+            } else {
+                for (l, droplet) in droplets.iter().enumerate() {
+                    if let Some(droplet) = *droplet {
+                        (nx[l], nz[l]) = normal(droplet);
+                    }
+                }
+            }
+        }
         for (l, droplet) in droplets.iter().enumerate() {
             if let Some((d, (x, y))) = *droplet {
-                let n = sampler.normal_in_cell(&grid, d.position, x, y, k.height_scale);
+                if !across {
+                    (nx[l], nz[l]) = normal((d, (x, y)));
+                }
                 let cell = &flow.cells[y * w + x];
-                (nx[l], nz[l], vx0[l], vy0[l]) = (n.x, n.z, d.velocity.x, d.velocity.y);
+                (vx0[l], vy0[l]) = (d.velocity.x, d.velocity.y);
                 (water[l], discharge[l], flow_x[l], flow_y[l]) =
                     (d.water, cell.discharge, cell.flow[0], cell.flow[1]);
             }
@@ -1188,6 +1212,7 @@ mod tests {
     fn headings_across_lanes_are_each_droplets_own() {
         use super::super::{Constants, Eroder};
         use super::Heading;
+        use super::simd::Isa;
         use crate::normal::{EightFacet, NormalSampler};
         use crate::{Droplet, ErosionParams, fbm_terrain};
         use glam::Vec2;
@@ -1257,15 +1282,20 @@ mod tests {
                 })
                 .collect();
             // Eight lanes, two of them empty, in two orders.
-            for order in [[0, 1, 6, 2, 3, 7, 4, 5], [5, 4, 3, 7, 2, 1, 0, 6]] {
+            // On every instruction set the CPU has (the normals across the
+            // lanes in its vectors).
+            let orders = [[0, 1, 6, 2, 3, 7, 4, 5], [5, 4, 3, 7, 2, 1, 0, 6]];
+            for (order, isa) in
+                orders.iter().flat_map(|o| Isa::available().into_iter().map(move |isa| (o, isa)))
+            {
                 let lanes = order.map(|i| droplets.get(i).map(|(d, cell)| (d, *cell)));
-                let headings = eroder.headings(&flow, &EightFacet, lanes);
+                let headings = eroder.headings(isa, &flow, &EightFacet, lanes);
                 for (l, lane) in lanes.iter().enumerate() {
                     if let Some((d, cell)) = lane {
                         assert_eq!(
                             bits(headings.get(l)),
                             bits(one(&eroder, &flow, d, *cell)),
-                            "{momentum} {d:?}"
+                            "{momentum} {d:?} {isa:?}"
                         );
                         assert_eq!(bits(eroder.heading(&flow, &EightFacet, d, *cell)), bits(headings.get(l)));
                     }

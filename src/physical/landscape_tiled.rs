@@ -267,10 +267,10 @@ fn turn(
     let mut eroder = Eroder::new(grid, rules.k, EightFacet).with_extras(extras);
     eroder.base_level = rules.base_level;
     let (mut passed, mut stuck) = (Vec::new(), Vec::new());
-    simd::widest(
+    simd::widest_with(
         Isa::detect(),
         #[inline(always)]
-        || {
+        |isa| {
             // The lanes: a droplet, its walk, and whether it moved this turn.
             let mut lanes: [Option<(Droplet, Walk, bool)>; TURN_LANES] = [None; TURN_LANES];
             let mut waiting = queue.iter();
@@ -289,6 +289,7 @@ fn turn(
                     break;
                 }
                 let headings = eroder.headings::<TURN_LANES>(
+                    isa,
                     &flow,
                     &EightFacet,
                     core::array::from_fn(|l| lanes[l].as_ref().map(|(d, walk, _)| (d, walk.cell))),
