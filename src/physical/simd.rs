@@ -1,7 +1,9 @@
 //! Run-time choice of the vector width for the lockstep kernel and, through
-//! [`widest`], the other hot loops (the landscape kernel's and its maps'
-//! refresh, Snowball's roll, Hydrology's descent, the thermal pass's rows), [`truncate`],
-//! [`prefetch`] and [`read_cells`]: the crate's one module with `unsafe`.
+//! [`widest`] and [`widest_with`], the other hot loops (the landscape kernel's
+//! and its maps' refresh, Snowball's roll, Hydrology's descent, the thermal
+//! pass's rows), the landscape tiles' 8-facet normals across eight droplets
+//! ([`eight_facet_lanes`]), [`truncate`], [`prefetch`] and [`read_cells`]:
+//! the crate's one module with `unsafe`.
 //!
 //! Why: a dependent crate builds for the baseline target (SSE2 on x86-64), where
 //! the lockstep lanes lose about a third of their speed against the same code
@@ -32,9 +34,10 @@
 //! address faults, and elsewhere than x86-64 it does nothing.
 //! [`read_cells`] reads a round's cells without a bounds check each, having
 //! checked the largest index against the slice's length (measured in its
-//! docs; a test feeds it indices past the end). The AVX2 block reader
-//! (`blocks_avx2`) loads four cells a row after one check a round
-//! that every block's fourth cell is on the map.
+//! docs; a test feeds it indices past the end). The AVX2 block readers
+//! (`blocks_avx2`, and `block_row8` for the landscape's normals) load four
+//! cells a row after one check a round that every block's fourth cell is on
+//! the map.
 #![allow(unsafe_code)]
 
 use super::Eroder;
