@@ -49,11 +49,11 @@ pub enum Mode {
     /// kernel (the 8-facet one) computes the normals across the lanes too; any
     /// other sampler runs as well, each lane keeping its own copy (its
     /// per-droplet state) and asking it for the lane's normal. The landscape
-    /// kernel (params with [`Channels`](crate::Channels)) interleaves 4 droplets
+    /// kernel (params with [`Channels`](crate::Channels)) interleaves 8 droplets
     /// a step at a time instead, their normals and steering taken together
-    /// each round: 0.9-0.95 of [`Sequential`](Mode::Sequential)'s time at
-    /// 512² on a Zen 3 (it was 12-19 % slower before; the tiles of
-    /// [`Fast`](Mode::Fast) take 0.6).
+    /// each round (the 8-facet normals across the lanes): about 0.75 of
+    /// [`Sequential`](Mode::Sequential)'s time at 512² on a Zen 3 (the tiles
+    /// of [`Fast`](Mode::Fast) take about 0.55).
     Lockstep,
 }
 

@@ -156,6 +156,45 @@ fn fast_is_the_parallel_tiles_on_one_thread() {
     }
 }
 
+/// `Mode::Lockstep` takes its eight lanes' headings together for a sampler
+/// with the 8-facet lane kernel (its normals across the lanes, in AVX2
+/// vectors where the CPU has them) and lane by lane, each lane asking its
+/// own sampler, for any other: a sampler computing the same normals without
+/// claiming the kernel gives the same bits, with and without the momentum
+/// map's steering.
+#[test]
+fn interleaved_headings_are_the_same_with_the_lane_kernel_or_without() {
+    use glam::Vec3;
+    use hydraulic_erosion::{EightFacet, GridRef, NormalSampler};
+
+    /// `EightFacet`'s normals, without its lane kernel.
+    #[derive(Clone)]
+    struct PlainEightFacet;
+    impl NormalSampler for PlainEightFacet {
+        fn cell_normal(&self, grid: &GridRef<'_>, x: usize, y: usize, height_scale: f32) -> Vec3 {
+            EightFacet::at(grid, x, y, height_scale)
+        }
+    }
+    assert!(PlainEightFacet.lane_kernel().is_none() && EightFacet.lane_kernel().is_some());
+    let before = fbm_terrain(64, 48, 5).unwrap();
+    for momentum in [0.3, 0.0] {
+        let params = preset(3_000);
+        let channels = params.channels.map(|c| Channels { momentum, ..c });
+        let params = ErosionParams { channels, ..params };
+        let bits = |map: &Heightmap| map.cells().iter().map(|h| h.to_bits()).collect::<Vec<_>>();
+        let options = || RunOptions::default().with_mode(Mode::Lockstep);
+        let (mut kernel, mut plain) = (before.clone(), before.clone());
+        let mut rng = Xoshiro256StarStar::seed_from_u64(4);
+        let report = Physical::new(params).unwrap().run_with(kernel.view_mut(), &mut rng, options()).unwrap();
+        let mut rng = Xoshiro256StarStar::seed_from_u64(4);
+        let mut physical = Physical::with_sampler(params, PlainEightFacet).unwrap();
+        let plain_report = physical.run_with(plain.view_mut(), &mut rng, options()).unwrap();
+        assert_eq!(report.steps, plain_report.steps, "momentum {momentum}");
+        assert!(bits(&kernel) == bits(&plain), "momentum {momentum}");
+        assert_ne!(kernel.cells(), before.cells());
+    }
+}
+
 /// Other samplers carry per-droplet state the tiles do not: `Mode::Fast`
 /// runs them one droplet after another, as `Mode::Sequential`.
 #[test]

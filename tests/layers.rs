@@ -381,7 +381,7 @@ fn layers_bits_are_pinned() {
         ),
         (
             "landscape interleaved",
-            "d8c80ac5f8280232 b442c3451e13d893 c52c539c4c3513c2 10a17e4b2724c923 a32374aadad5f1df",
+            "0fdefb380649fb2b 84c43c4f6e30189c 3e7be5bcb47d5799 a660ee15387f2c2e 0867d4b1e4618eb6",
         ),
         ("snowball", "0cb968961ffb6325 1f8456bdc87e6325 b006440fc28e34d7 adf3914c22faf1d3 73fb41f0125408ca"),
         ("hydrology", "9938411ddb01608f fd796d57320fcc80 439096c9f1f29b51 8995603c745cb3cf dd5b4164150fe3e9"),

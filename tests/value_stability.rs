@@ -75,7 +75,7 @@ fn physical_lockstep_run_is_stable() {
 
 /// The landscape preset (`Channels`): `Mode::Fast` (what `erode` runs) takes
 /// its droplets in tiles, `Mode::Sequential` one after another,
-/// `Mode::Lockstep` interleaves 4, their headings taken together.
+/// `Mode::Lockstep` interleaves 8, their headings taken together.
 #[test]
 fn physical_landscape_runs_are_stable() {
     use hydraulic_erosion::rand_core::SeedableRng;
@@ -87,7 +87,7 @@ fn physical_landscape_runs_are_stable() {
         (373_502, "be8761e4f54096b8")
     );
     for (mode, steps, hash) in
-        [(Mode::Sequential, 410_545, "4e0ffeaebd75547a"), (Mode::Lockstep, 403_354, "d0884b6faa6635f9")]
+        [(Mode::Sequential, 410_545, "4e0ffeaebd75547a"), (Mode::Lockstep, 403_427, "f7fdb86196d3f2b1")]
     {
         let mut map = fbm_terrain(64, 64, 7).unwrap();
         let mut rng = rand_xoshiro::Xoshiro256StarStar::seed_from_u64(11);
@@ -118,10 +118,10 @@ fn physical_landscape_for_runs_are_stable() {
     let pins = [
         (params, Mode::Fast, (6144, 304_631, "502836d7bfa21db4")),
         (params, Mode::Sequential, (6144, 293_759, "f5cbba711241c056")),
-        (params, Mode::Lockstep, (6144, 294_549, "65e28cc7dc45e5c6")),
+        (params, Mode::Lockstep, (6144, 304_869, "36743dcf899c910e")),
         (strided, Mode::Fast, (6144, 284_768, "90748cc700dc3be2")),
         (strided, Mode::Sequential, (6144, 298_238, "cfcc79895ecf32dd")),
-        (strided, Mode::Lockstep, (6144, 290_107, "ecf72b7cc915faa6")),
+        (strided, Mode::Lockstep, (6144, 290_971, "a64153b7f517904d")),
     ];
     for (params, mode, (droplets, steps, hash)) in pins {
         assert_eq!(run(params, mode), (droplets, steps, hash.to_string()), "{mode:?}, {:?}", params.channels);
