@@ -22,7 +22,7 @@ use crate::progress::{Progress, Ticker};
 /// headings taken together each round: few, since each droplet's
 /// neighbourhood of the maps must stay in cache (32 lanes ran 40 % slower
 /// than 4), and eight, the width of the 8-facet normals' AVX2 kernel (512²
-/// fBm 1 on a Zen 3: 7.9-8.0 s against four lanes' 11.6-13.1, which took
+/// fBm 1 on a Zen 3: 7.9-8.8 s against four lanes' 11.3-13.1, which took
 /// their normals one at a time; before that kernel 8 lanes were within the
 /// noise of 4).
 const LANES: usize = 8;
@@ -965,8 +965,8 @@ pub(super) fn run_interleaved<S: NormalSampler + Clone>(
                 }
                 live += usize::from(lane.is_some());
             }
-            // The round's headings first, each lane with its own sampler:
-            // their chains overlap (see `landscape_tiled`'s turns).
+            // The round's headings first: their chains overlap (see
+            // `landscape_tiled`'s turns).
             let headings: [Heading; LANES] = if samplers[0].lane_kernel().is_some() {
                 // One sampler for all: a lane kernel's sampler keeps no
                 // per-droplet state.
