@@ -478,6 +478,9 @@ impl<S: NormalSampler> Eroder<'_, S> {
                 nx[..8].copy_from_slice(&x);
                 nz[..8].copy_from_slice(&z);
             } else {
+                // The kernel's refusals (the map's last inner cell) in a loop
+                // of their own: asked inside the loop below, the check cost
+                // the AVX2 copy 5 % more instructions (docs/performance.md).
                 for (l, droplet) in droplets.iter().enumerate() {
                     if let Some(droplet) = *droplet {
                         (nx[l], nz[l]) = normal(droplet);

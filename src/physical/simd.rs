@@ -307,7 +307,6 @@ mod x86 {
 
     use super::*;
     use crate::grid::GridRef;
-    use crate::normal::CentralDifference;
     use crate::normal::eight_facet::{SLOPE, SQUARES, WEIGHT};
 
     /// `body`, compiled with AVX2 where inlined.
@@ -427,7 +426,7 @@ mod x86 {
     /// [`block_row8`], each facet one vector operation per step of
     /// [`EightFacet::from_neighbours`]'s arithmetic (the scalar operations in
     /// the same order, every one exactly rounded), the border band's lanes
-    /// from [`CentralDifference`] as `at` does. `None` on a map narrower than
+    /// from `at` itself (central differences). `None` on a map narrower than
     /// 3 cells, or where a block's row read as four cells would reach past
     /// the map (a lane at its last inner cell).
     ///
@@ -453,13 +452,13 @@ mod x86 {
             return None;
         }
         let map = grid.cells();
-        let mut start = [0usize; 8];
-        let mut border = false;
-        for (s, &(x, y)) in start.iter_mut().zip(&cells) {
+        let (mut start, mut border) = ([0usize; 8], [false; 8]);
+        for l in 0..8 {
             // A border lane reads its nearest inner block, replaced below.
+            let (x, y) = cells[l];
             let (gx, gy) = (x.clamp(1, w - 2), y.clamp(1, h - 2));
-            border |= (gx != x) | (gy != y);
-            *s = (gy - 1) * w + gx - 1;
+            border[l] = (gx != x) | (gy != y);
+            start[l] = (gy - 1) * w + gx - 1;
         }
         if start.iter().fold(0, |end, &s| end.max(s)) + 2 * w + 4 > map.len() {
             return None;
@@ -491,10 +490,11 @@ mod x86 {
             _mm256_storeu_ps(out_x.as_mut_ptr(), nx);
             _mm256_storeu_ps(out_z.as_mut_ptr(), nz);
         }
-        if border {
+        if border.contains(&true) {
             for (l, &(x, y)) in cells.iter().enumerate() {
-                if x == 0 || y == 0 || x + 1 >= w || y + 1 >= h {
-                    let n = CentralDifference::at(grid, x, y, height_scale);
+                if border[l] {
+                    // `at`'s own border rule (central differences).
+                    let n = EightFacet::at(grid, x, y, height_scale);
                     (out_x[l], out_z[l]) = (n.x, n.z);
                 }
             }
