@@ -49,7 +49,7 @@ pub(crate) fn add_passage(track: &mut Track, passage: Track) {
 ///
 /// Why: the traveller enters `next` on this step, so its track is a line no
 /// step has touched; without the hint the recording waited for it once the
-/// tracks (12 bytes a cell) outgrew the caches. Measured with
+/// tracks (12 bytes a cell then, 16 now) outgrew the caches. Measured with
 /// `examples/layers_cost.rs` (interleaved runs with and without layers, Zen
 /// 3, 2026-11-27): the seeds' lockstep loop's +33 % at 512² came to +15 %,
 /// the landscape preset's interleaved kernel's +31 % to +4 % (docs/engine.md).
