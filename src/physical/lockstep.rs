@@ -597,8 +597,8 @@ impl Ahead {
     /// Records every lane's passage of an ordinary round, in lane order, as
     /// the lane-order loop does ([`layers::pass`]): from `here` to `next`,
     /// with its `water` before the step's evaporation and its load after the
-    /// trade (`loads`, before any settling). The addends across the lanes first (vectors), then
-    /// the additions.
+    /// trade (`loads`, before any settling). The addends across the lanes
+    /// first (vectors), then the additions (the tracks' fourth field, 0).
     #[inline(always)]
     fn record(&self, tracks: &mut [Track], water: &[f32; L], dt: f32, loads: &[f64; L]) {
         // A structure of arrays, for the vectors.
